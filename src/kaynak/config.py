@@ -1,0 +1,123 @@
+"""Settings: one object read from environment variables (prefix ``KAYNAK_``) and an optional TOML file.
+
+Precedence, highest first: explicit arguments (CLI flags), ``KAYNAK_*`` environment variables, the TOML file
+(``KAYNAK_CONFIG``, else ``./kaynak.toml``, else ``<user config dir>/kaynak/kaynak.toml``), defaults.
+Every setting is documented in the README's Configuration section.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from kaynak.errors import ConfigError
+
+
+def default_data_dir() -> Path:
+    return platformdirs.user_data_path("kaynak")
+
+
+def config_file() -> Path | None:
+    """The TOML file in force, if any."""
+    explicit = os.environ.get("KAYNAK_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"KAYNAK_CONFIG names {path}, which is not a file.")
+        return path
+    for candidate in (Path("kaynak.toml"), platformdirs.user_config_path("kaynak") / "kaynak.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KAYNAK_", extra="ignore", validate_default=True)
+
+    # --- storage
+    database_url: str | None = Field(
+        default=None, description="PostgreSQL URL; unset = the embedded server under data_dir."
+    )
+    data_dir: Path = Field(default_factory=default_data_dir, description="Where kaynak keeps its data.")
+    pool_size: int = Field(default=4, ge=1, le=64)
+
+    # --- models
+    embedder: str = Field(default="e5-small", description="e5-small | use-m3 | st:<model> | hash")
+    reranker: str | None = Field(default=None, description="st-cross:<model or path>; unset = no reranking")
+    threads: int | None = Field(default=None, ge=1, description="CPU threads for models; unset = all cores")
+    model_prefixes: dict[str, list[str]] = Field(
+        default_factory=dict, description="Override query/passage prefixes per st: model: {name: [q, p]}"
+    )
+
+    # --- ingest
+    collection: str = Field(default="default", description="Collection used when none is named.")
+    language: Literal["turkish", "english", "simple"] | None = Field(
+        default=None, description="Language of new collections; unset = detected from the documents."
+    )
+    chunk_size: int = Field(default=800, ge=100, le=20000, description="Maximum chunk length in characters.")
+    chunk_overlap: int = Field(default=1, ge=0, le=5, description="Whole sentences repeated between chunks.")
+    max_file_mb: float = Field(default=100.0, gt=0, description="Larger files are rejected unread.")
+    embed_batch: int = Field(default=32, ge=1, le=1024)
+
+    # --- search
+    keyword_ranking: Literal["bm25", "ts_rank_cd"] = "bm25"
+    bm25_k1: float = Field(default=0.9, ge=0)
+    bm25_b: float = Field(default=0.4, ge=0, le=1)
+    rrf_k: int = Field(default=60, ge=1)
+    vector_weight: float = Field(default=1.0, ge=0)
+    keyword_weight: float = Field(default=1.0, ge=0)
+    candidates: int = Field(default=40, ge=1, le=1000, description="Rows each retriever returns.")
+    ef_search: int = Field(default=100, ge=10, le=1000)
+    rerank_top: int = Field(default=30, ge=1, le=200)
+
+    # --- servers
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    api_token: str | None = Field(default=None, description="Bearer token for REST write endpoints.")
+    read_token: str | None = Field(default=None, description="Bearer token for REST reads (optional).")
+    max_upload_mb: float = Field(default=50.0, gt=0)
+    log_file: Path | None = None
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _expand(cls, v: Any) -> Any:
+        return Path(v).expanduser() if isinstance(v, str | Path) else v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and TOML file, with ``overrides`` (None values ignored) on top."""
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**clean)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in err.errors()
+        )
+        raise ConfigError(f"invalid setting: {problems} (check KAYNAK_* variables and kaynak.toml)") from None
+    except ValueError as err:  # malformed TOML
+        raise ConfigError(f"cannot read the configuration file: {err}") from None
