@@ -1,0 +1,563 @@
+"""Store: every SQL statement kaynak runs lives here (collections, documents, chunks, searches).
+
+Vector layout (docs/adr/0001-vector-layout.md): one ``embedding vector`` column without a fixed dimension, and
+one partial HNSW index per collection on ``(embedding::vector(dim))`` restricted to ``collection_id = <id>``.
+Queries name the collection id as a literal so the planner can match the partial index.
+
+Keyword rankings: ``ts_rank_cd`` (the specification's OR tsquery ranked with ``ts_rank_cd(…, 1)``) and BM25
+over the ``postings`` table (per-collection IDF, k1 saturation, b length normalisation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from kaynak.errors import CollectionNotFound, Conflict, DocumentNotFound, UsageError
+from kaynak.store import migrations
+from kaynak.store.server import check_connection, make_pool, resolve_url
+from kaynak.types import LANGUAGES, Chunk, ChunkRecord, Collection, DocumentInfo, Page
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_LEXEMES = 64
+
+
+def chunk_id(collection: str, source: str, sha256: str, ord: int) -> str:
+    """The specification's chunk id: sha1(collection, source, sha256, ord)[:20]."""
+    key = "\x1f".join((collection, source, sha256, str(ord)))
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+@dataclass
+class SearchFilters:
+    """Restrictions on which chunks a search may return."""
+
+    source_prefix: str | None = None
+    source_glob: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def empty(self) -> bool:
+        return not (self.source_prefix or self.source_glob or self.metadata)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def glob_to_like(pattern: str) -> str:
+    """``docs/*.pdf`` → ``docs/%.pdf`` (``*`` and ``**`` match any run, ``?`` one character)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            while i + 1 < len(pattern) and pattern[i + 1] == "*":
+                i += 1
+            out.append("%")
+        elif ch == "?":
+            out.append("_")
+        else:
+            out.append(_like_escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def tsquery_literal(lexemes: Sequence[str]) -> str:
+    """An OR tsquery of already-normalised lexemes: 'a' | 'b' | 'c' (quoted, so any character is text)."""
+    quoted = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes]
+    return " | ".join(quoted)
+
+
+class Store:
+    """The database. Create with ``Store.open(settings)``; close with ``close()`` (or use as a context manager)."""
+
+    def __init__(self, url: str, pool_size: int = 4) -> None:
+        check_connection(url)
+        self.url = url
+        self.pool = make_pool(url, size=pool_size)
+        with self.pool.connection() as conn:
+            self.applied_migrations = migrations.apply(conn)
+        self._collections: dict[str, Collection] = {}
+        self._lock = threading.Lock()
+        # Test hook: called inside replace_document's transaction just before it commits.
+        self._before_commit: Callable[[], None] | None = None
+
+    @classmethod
+    def open(cls, database_url: str | None, data_dir: Path, pool_size: int = 4) -> Store:
+        return cls(resolve_url(database_url, data_dir), pool_size=pool_size)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    # ------------------------------------------------------------------ server facts
+    def server_info(self) -> dict[str, Any]:
+        with self._conn() as conn:
+            pg = conn.execute("SHOW server_version").fetchone()[0]
+            vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            version = migrations.current_version(conn)
+            ts = conn.execute(
+                "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config "
+                "WHERE cfgname IN ('turkish', 'english', 'simple')"
+            ).fetchone()[0]
+        return {
+            "postgresql": pg,
+            "pgvector": vec[0] if vec else None,
+            "schema_version": version,
+            "text_search_configs": ts or [],
+        }
+
+    # ------------------------------------------------------------------ collections
+    def create_collection(self, name: str, language: str, embedder: str, dim: int) -> Collection:
+        if not name or len(name) > 200 or name.strip() != name:
+            raise UsageError(f"invalid collection name {name!r}: use 1–200 characters, no edge spaces", "name")
+        if language not in LANGUAGES:
+            raise UsageError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}", "language")
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO collections (name, language, embedder, dim) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (name) DO NOTHING RETURNING id",
+                (name, language, embedder, dim),
+            ).fetchone()
+            if row is None:
+                raise Conflict(f"collection {name!r} already exists")
+            cid = int(row[0])
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {idx} ON chunks USING hnsw "
+                    "((embedding::vector({dim})) vector_cosine_ops) WHERE collection_id = {cid}"
+                ).format(idx=sql.Identifier(f"chunks_hnsw_{cid}"), dim=sql.Literal(dim), cid=sql.Literal(cid))
+            )
+        self._collections.pop(name, None)
+        return self.get_collection(name)
+
+    def ensure_collection(self, name: str, language: str, embedder: str, dim: int) -> Collection:
+        """The collection ``name``, created with these settings if it does not exist (safe under concurrency)."""
+        try:
+            return self.get_collection(name)
+        except CollectionNotFound:
+            pass
+        try:
+            return self.create_collection(name, language, embedder, dim)
+        except Conflict:
+            return self.get_collection(name)
+
+    def _collection_rows(self, where: str = "", params: Sequence[Any] = ()) -> list[Collection]:
+        query = f"""
+            SELECT c.id, c.name, c.language, c.embedder, c.dim,
+                   count(d.id), coalesce(sum(d.chunk_count), 0), c.created_at::text
+            FROM collections c LEFT JOIN documents d ON d.collection_id = c.id
+            {where}
+            GROUP BY c.id ORDER BY c.name
+        """
+        with self._conn() as conn:
+            rows = conn.execute(query, params).fetchall()
+        return [Collection(int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7]) for r in rows]
+
+    def list_collections(self) -> list[Collection]:
+        return self._collection_rows()
+
+    def get_collection(self, name: str) -> Collection:
+        rows = self._collection_rows("WHERE c.name = %s", (name,))
+        if not rows:
+            names = [c.name for c in self._collection_rows()]
+            known = ", ".join(repr(n) for n in names) if names else "none yet; ingest documents to create one"
+            raise CollectionNotFound(f"no collection named {name!r}; existing collections: {known}")
+        return rows[0]
+
+    def delete_collection(self, name: str) -> None:
+        col = self.get_collection(name)
+        with self._conn() as conn, conn.transaction():
+            conn.execute("DELETE FROM collections WHERE id = %s", (col.id,))
+            conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"chunks_hnsw_{col.id}")))
+
+    # ------------------------------------------------------------------ documents
+    def _doc_from_row(self, r: Sequence[Any], collection: str) -> DocumentInfo:
+        return DocumentInfo(
+            id=int(r[0]),
+            collection=collection,
+            source=r[1],
+            sha256=r[2],
+            title=r[3],
+            page_count=int(r[4]),
+            chunk_count=int(r[5]),
+            metadata=r[6] or {},
+            ingested_at=r[7],
+        )
+
+    _DOC_COLS = "id, source, sha256, title, page_count, chunk_count, metadata, ingested_at::text"
+
+    def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {self._DOC_COLS} FROM documents WHERE collection_id = %s AND source = %s",
+                (collection.id, source),
+            ).fetchone()
+        return self._doc_from_row(row, collection.name) if row else None
+
+    def get_document(self, collection: Collection, source: str) -> DocumentInfo:
+        doc = self.find_document(collection, source)
+        if doc is None:
+            raise DocumentNotFound(f"collection {collection.name!r} has no document {source!r}")
+        return doc
+
+    def list_documents(
+        self, collection: Collection, prefix: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {self._DOC_COLS} FROM documents WHERE collection_id = %s "
+                "AND (%s::text IS NULL OR source LIKE %s) ORDER BY source LIMIT %s OFFSET %s",
+                (collection.id, prefix, _like_escape(prefix or "") + "%", limit, offset),
+            ).fetchall()
+        return [self._doc_from_row(r, collection.name) for r in rows]
+
+    def document_hashes(self, collection: Collection) -> dict[str, str]:
+        """source → sha256 for every document of the collection (what ingest compares files against)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256 FROM documents WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def delete_document(self, collection: Collection, source: str) -> bool:
+        with self._conn() as conn, conn.transaction():
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
+            )
+            row = conn.execute(
+                "DELETE FROM documents WHERE collection_id = %s AND source = %s RETURNING id",
+                (collection.id, source),
+            ).fetchone()
+        return row is not None
+
+    def replace_document(
+        self,
+        collection: Collection,
+        source: str,
+        sha256: str,
+        title: str,
+        metadata: dict[str, Any],
+        pages: Sequence[Page],
+        chunks: Sequence[Chunk],
+        embeddings: np.ndarray | None,
+        *,
+        skip_if_unchanged: bool = False,
+    ) -> int | None:
+        """Put one document in the collection, replacing any previous version, in one transaction.
+
+        Either the old version's rows all go and the new ones all come, or nothing changes. Returns the new
+        document id, or None when ``skip_if_unchanged`` and the stored version has the same sha256 (another
+        process got there first).
+        """
+        if embeddings is not None and len(embeddings) != len(chunks):
+            raise ValueError("one embedding per chunk is required")
+        for attempt in range(3):
+            try:
+                return self._replace_once(
+                    collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged
+                )
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                if attempt == 2:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        return None  # pragma: no cover
+
+    def _replace_once(
+        self,
+        collection: Collection,
+        source: str,
+        sha256: str,
+        title: str,
+        metadata: dict[str, Any],
+        pages: Sequence[Page],
+        chunks: Sequence[Chunk],
+        embeddings: np.ndarray | None,
+        skip_if_unchanged: bool,
+    ) -> int | None:
+        with self._conn() as conn, conn.transaction():
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
+            )
+            old = conn.execute(
+                "SELECT id, sha256 FROM documents WHERE collection_id = %s AND source = %s",
+                (collection.id, source),
+            ).fetchone()
+            if old is not None:
+                if skip_if_unchanged and old[1] == sha256:
+                    return None
+                conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
+            doc_id = conn.execute(
+                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata)),
+            ).fetchone()[0]
+            with conn.cursor() as cur:
+                with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
+                    for p in pages:
+                        copy.write_row((doc_id, p.number, p.text))
+                with cur.copy(
+                    "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
+                    "text, language, embedding) FROM STDIN"
+                ) as copy:
+                    for i, c in enumerate(chunks):
+                        vec = None
+                        if embeddings is not None:
+                            vec = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
+                        copy.write_row(
+                            (
+                                chunk_id(collection.name, source, sha256, c.ord),
+                                collection.id,
+                                doc_id,
+                                c.ord,
+                                c.page,
+                                c.section,
+                                c.char_start,
+                                c.char_end,
+                                c.text,
+                                collection.language,
+                                vec,
+                            )
+                        )
+            conn.execute(
+                """
+                INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl)
+                SELECT c.collection_id, u.lexeme, c.id, c.document_id, cardinality(u.positions), t.dl
+                FROM chunks c
+                CROSS JOIN LATERAL (SELECT coalesce(sum(cardinality(positions)), 0)::int AS dl
+                                    FROM unnest(c.tsv)) t
+                CROSS JOIN LATERAL unnest(c.tsv) u
+                WHERE c.document_id = %s
+                """,
+                (doc_id,),
+            )
+            conn.execute(
+                "UPDATE documents SET token_count = "
+                "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",
+                (doc_id, doc_id),
+            )
+            if self._before_commit is not None:
+                self._before_commit()
+        return int(doc_id)
+
+    # ------------------------------------------------------------------ chunks and pages
+    _CHUNK_SELECT = """
+        SELECT c.id, col.name, c.document_id, d.source, d.title, c.ord, c.page, c.section,
+               c.char_start, c.char_end, c.text
+        FROM chunks c JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+    """
+
+    @staticmethod
+    def _chunk_from_row(r: Sequence[Any]) -> ChunkRecord:
+        return ChunkRecord(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), int(r[6]), r[7], int(r[8]), int(r[9]), r[10])
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, ChunkRecord]:
+        if not ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(self._CHUNK_SELECT + " WHERE c.id = ANY(%s)", (list(ids),)).fetchall()
+        return {r[0]: self._chunk_from_row(r) for r in rows}
+
+    def chunk_with_neighbours(self, chunk_id_: str, before: int = 1, after: int = 1) -> list[ChunkRecord]:
+        """The chunk and up to ``before``/``after`` chunks of the same document around it, in order."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT document_id, ord FROM chunks WHERE id = %s", (chunk_id_,)).fetchone()
+            if row is None:
+                from kaynak.errors import ChunkNotFound
+
+                raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
+            rows = conn.execute(
+                self._CHUNK_SELECT + " WHERE c.document_id = %s AND c.ord BETWEEN %s AND %s ORDER BY c.ord",
+                (row[0], row[1] - before, row[1] + after),
+            ).fetchall()
+        return [self._chunk_from_row(r) for r in rows]
+
+    def get_page(self, collection: Collection, source: str, number: int) -> str:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT p.text FROM pages p JOIN documents d ON d.id = p.document_id "
+                "WHERE d.collection_id = %s AND d.source = %s AND p.number = %s",
+                (collection.id, source, number),
+            ).fetchone()
+        if row is None:
+            raise DocumentNotFound(f"collection {collection.name!r} has no page {number} of {source!r}")
+        return str(row[0])
+
+    # ------------------------------------------------------------------ search
+    def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
+        """A condition on ``document_id`` for the filters (TRUE when there are none)."""
+        if filters is None or filters.empty():
+            return sql.SQL("TRUE"), []
+        conds = [sql.SQL("collection_id = ANY(%s)")]
+        params: list[Any] = [list(collection_ids)]
+        if filters.source_prefix:
+            conds.append(sql.SQL("source LIKE %s"))
+            params.append(_like_escape(filters.source_prefix) + "%")
+        if filters.source_glob:
+            conds.append(sql.SQL("source LIKE %s"))
+            params.append(glob_to_like(filters.source_glob))
+        if filters.metadata:
+            conds.append(sql.SQL("metadata @> %s"))
+            params.append(Jsonb(filters.metadata))
+        cond = sql.SQL("document_id = ANY(ARRAY(SELECT id FROM documents WHERE {}))").format(
+            sql.SQL(" AND ").join(conds)
+        )
+        return cond, params
+
+    def vector_search(
+        self,
+        collection: Collection,
+        query_vector: np.ndarray,
+        k: int = 40,
+        filters: SearchFilters | None = None,
+        ef_search: int = 100,
+    ) -> list[tuple[str, float]]:
+        """Nearest chunks by cosine distance: [(chunk_id, distance)], closest first.
+
+        HNSW with ``hnsw.ef_search`` raised and ``hnsw.iterative_scan = relaxed_order``, so filters that keep
+        few rows still yield k results.
+        """
+        if len(query_vector) != collection.dim:
+            raise UsageError(
+                f"query vector has {len(query_vector)} dimensions; collection {collection.name!r} has {collection.dim}"
+            )
+        cond, params = self._filter_sql([collection.id], filters)
+        vec = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"
+        dim = sql.Literal(collection.dim)
+        query = sql.SQL(
+            """
+            SELECT id, dist FROM (
+                SELECT id, (embedding::vector({dim})) <=> %s::vector({dim}) AS dist
+                FROM chunks
+                WHERE collection_id = {cid} AND embedding IS NOT NULL AND {cond}
+                ORDER BY (embedding::vector({dim})) <=> %s::vector({dim})
+                LIMIT %s
+            ) t ORDER BY dist
+            """
+        ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
+        with self._conn() as conn, conn.transaction():
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef_search, k))))
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute("SET LOCAL hnsw.max_scan_tuples = 50000")
+            rows = conn.execute(query, [vec, *params, vec, k]).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def query_lexemes(self, language: str, text: str, limit: int = MAX_QUERY_LEXEMES) -> list[str]:
+        """The distinct lexemes of ``to_tsvector(language, tr_lower(text))``, in order of first appearance."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
+                "ORDER BY positions[1] LIMIT %s",
+                (language, text, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def lexemes_of(self, language: str, texts: Sequence[str]) -> list[set[str]]:
+        """The lexeme set of each text, stemmed exactly as the keyword leg stems (for quote selection)."""
+        if not texts:
+            return []
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT t.ord, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(t.txt)))) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
+                (language, list(texts)),
+            ).fetchall()
+        return [set(r[1]) for r in rows]
+
+    def tr_lower(self, text: str) -> str:
+        with self._conn() as conn:
+            return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
+
+    def keyword_search(
+        self,
+        collections: Sequence[Collection],
+        query: str,
+        k: int = 40,
+        ranking: str = "bm25",
+        filters: SearchFilters | None = None,
+        k1: float = 0.9,
+        b: float = 0.4,
+    ) -> list[tuple[str, float]]:
+        """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
+
+        ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
+        ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)) from the postings table.
+        """
+        if not collections:
+            return []
+        languages = {c.language for c in collections}
+        if len(languages) != 1:
+            raise ValueError("keyword_search ranks one language at a time")
+        language = languages.pop()
+        lexemes = self.query_lexemes(language, query)
+        if not lexemes:
+            return []
+        ids = [c.id for c in collections]
+        cond, params = self._filter_sql(ids, filters)
+        if ranking == "ts_rank_cd":
+            query_sql = sql.SQL(
+                """
+                SELECT id, ts_rank_cd(tsv, q, 1) AS score
+                FROM chunks, (SELECT %s::tsquery AS q) qq
+                WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
+                ORDER BY score DESC, id LIMIT %s
+                """
+            ).format(cond=cond)
+            args = [tsquery_literal(lexemes), ids, *params, k]
+        elif ranking == "bm25":
+            query_sql = sql.SQL(
+                """
+                WITH p AS MATERIALIZED (
+                    SELECT collection_id, lexeme, chunk_id, document_id, tf, dl
+                    FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
+                ),
+                df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
+                st AS (
+                    SELECT collection_id, sum(chunk_count)::float8 AS n,
+                           greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
+                    FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
+                )
+                SELECT p.chunk_id,
+                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                           * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+                WHERE {cond}
+                GROUP BY p.chunk_id
+                ORDER BY score DESC, p.chunk_id LIMIT %s
+                """
+            ).format(cond=cond)
+            args = [ids, lexemes, ids, k1, k1, b, b, *params, k]
+        else:
+            raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
+        with self._conn() as conn:
+            rows = conn.execute(query_sql, args).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    # ------------------------------------------------------------------ maintenance
+    def chunk_count(self, collection: Collection) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)).fetchone()
+        return int(row[0])

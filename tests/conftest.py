@@ -1,0 +1,58 @@
+"""Shared fixtures: one embedded PostgreSQL server for the whole test session, in a temporary data folder."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kaynak.store import Store
+from kaynak.store.server import embedded_uri, stop_embedded
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A kaynak data folder whose embedded server is stopped when the session ends.
+
+    ``KAYNAK_TEST_DATABASE_URL`` runs the suite against another server instead (it must have pgvector).
+    """
+    path = tmp_path_factory.mktemp("kaynak-data")
+    yield path
+    stop_embedded(path)
+
+
+@pytest.fixture(scope="session")
+def database_url(data_dir: Path) -> str:
+    return os.environ.get("KAYNAK_TEST_DATABASE_URL") or embedded_uri(data_dir)
+
+
+@pytest.fixture(scope="session")
+def store(database_url: str) -> Iterator[Store]:
+    s = Store(database_url, pool_size=4)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def unique_name() -> str:
+    return "t_" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, database_url: str) -> dict[str, str]:
+    """Environment for kaynak processes and settings in tests: the session's server, the hash embedder."""
+    values = {
+        "KAYNAK_DATA_DIR": str(data_dir),
+        "KAYNAK_DATABASE_URL": database_url,
+        "KAYNAK_EMBEDDER": "hash",
+    }
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("KAYNAK_CONFIG", raising=False)
+    return values
