@@ -1,0 +1,183 @@
+"""CLI commands that inspect and manage: doctor, models, collections, documents."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.errors import KaynakError
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+collections_app = typer.Typer(help="List, create and delete collections.", no_args_is_help=True)
+documents_app = typer.Typer(help="List, show and delete documents of a collection.", no_args_is_help=True)
+app.add_typer(collections_app, name="collections")
+app.add_typer(documents_app, name="documents")
+
+
+@app.command()
+def doctor(json_out: JsonOpt = False) -> None:
+    """Check the database, pgvector and the embedder; exit 0 when healthy.
+
+    Example: kaynak doctor --json
+    """
+    report: dict = {"ok": True, "problems": []}
+    ctx = make_context()
+    s = ctx.settings
+    report["data_dir"] = str(s.data_dir)
+    report["database"] = "url" if s.database_url else f"embedded ({s.data_dir / 'postgres'})"
+    report["embedder"] = s.embedder
+    try:
+        info = ctx.store.server_info()
+        report.update(info)
+        cols = ctx.search.list_collections()
+        report["collections"] = [
+            {"name": c.name, "language": c.language, "embedder": c.embedder, "documents": c.document_count,
+             "chunks": c.chunk_count}
+            for c in cols
+        ]
+        if not info.get("pgvector"):
+            report["problems"].append("pgvector is not installed in the database")
+    except KaynakError as err:
+        report["problems"].append(err.message)
+    try:
+        from kaynak.embeddings import embedder_dim
+
+        report["embedder_dim"] = embedder_dim(s.embedder)
+    except KaynakError as err:
+        report["problems"].append(err.message)
+    report["ok"] = not report["problems"]
+    ctx.close()
+    if json_out:
+        print_json(report)
+    else:
+        table = Table(show_header=False, box=None)
+        for key in ("postgresql", "pgvector", "schema_version", "database", "data_dir", "embedder", "embedder_dim"):
+            if key in report:
+                table.add_row(key, str(report[key]))
+        table.add_row("collections", str(len(report.get("collections", []))))
+        console.print(table)
+        for c in report.get("collections", []):
+            console.print(f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, "
+                          f"{c['embedder']})", highlight=False)
+        for p in report["problems"]:
+            err_console.print(f"[bold red]problem:[/] {p}", highlight=False)
+        if report["ok"]:
+            console.print("[green]healthy[/]")
+    raise typer.Exit(0 if report["ok"] else 1)
+
+
+@app.command()
+def models(json_out: JsonOpt = False) -> None:
+    """List the embedders and rerankers, whether they are installed, their dimension and weights."""
+    from kaynak.embeddings import list_models
+
+    with errors_handled():
+        rows = list_models()
+    if json_out:
+        print_json(rows)
+        return
+    table = Table("name", "kind", "installed", "dim", "weights", "notes")
+    for r in rows:
+        table.add_row(str(r.get("name")), str(r.get("kind")), "yes" if r.get("installed") else "no",
+                      str(r.get("dim") or ""), str(r.get("path") or ""), str(r.get("notes") or ""))
+    console.print(table)
+
+
+@collections_app.command("list")
+def collections_list(json_out: JsonOpt = False) -> None:
+    """List collections with their language, embedder and counts."""
+    ctx = make_context()
+    with errors_handled():
+        cols = ctx.search.list_collections()
+    if json_out:
+        print_json([c.to_dict() for c in cols])
+        return
+    table = Table("name", "language", "embedder", "dim", "documents", "chunks")
+    for c in cols:
+        table.add_row(c.name, c.language, c.embedder, str(c.dim), str(c.document_count), str(c.chunk_count))
+    console.print(table)
+
+
+@collections_app.command("create")
+def collections_create(
+    name: str,
+    language: Annotated[str | None, typer.Option(help="turkish | english | simple")] = None,
+    embedder: Annotated[str | None, typer.Option(help="e5-small | use-m3 | st:<model> | hash")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create an empty collection. Example: kaynak collections create hukuk --language turkish"""
+    ctx = make_context()
+    with errors_handled():
+        col = ctx.ingest.create_collection(name, language, embedder)
+    if json_out:
+        print_json(col.to_dict())
+    else:
+        console.print(f"created collection {col.name} ({col.language}, {col.embedder}, dim {col.dim})")
+
+
+@collections_app.command("delete")
+def collections_delete(
+    name: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a collection with all its documents."""
+    ctx = make_context()
+    with errors_handled():
+        col = ctx.search.get_collection(name)
+        if not yes and not typer.confirm(f"Delete {col.name} with {col.document_count} documents?"):
+            raise typer.Exit(1)
+        ctx.ingest.delete_collection(name)
+    console.print(f"deleted collection {name}")
+
+
+@documents_app.command("list")
+def documents_list(
+    collection: Annotated[str, typer.Option("-c", "--collection", help="Collection name.")],
+    prefix: Annotated[str | None, typer.Option(help="Only sources starting with this.")] = None,
+    limit: int = 1000,
+    json_out: JsonOpt = False,
+) -> None:
+    """List a collection's documents."""
+    ctx = make_context()
+    with errors_handled():
+        docs = ctx.search.list_documents(collection, prefix, limit)
+    if json_out:
+        print_json([d.to_dict() for d in docs])
+        return
+    table = Table("source", "title", "pages", "chunks", "ingested")
+    for d in docs:
+        table.add_row(d.source, d.title, str(d.page_count), str(d.chunk_count), str(d.ingested_at or "")[:19])
+    console.print(table)
+
+
+@documents_app.command("show")
+def documents_show(
+    source: str,
+    collection: Annotated[str, typer.Option("-c", "--collection", help="Collection name.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Show one document with its metadata."""
+    ctx = make_context()
+    with errors_handled():
+        doc = ctx.search.get_document(collection, source)
+    if json_out:
+        print_json(doc.to_dict())
+        return
+    for key, value in doc.to_dict().items():
+        console.print(f"[bold]{key}[/]: {value}", highlight=False)
+
+
+@documents_app.command("delete")
+def documents_delete(
+    source: str,
+    collection: Annotated[str, typer.Option("-c", "--collection", help="Collection name.")],
+) -> None:
+    """Delete one document (by its source path) from a collection."""
+    ctx = make_context()
+    with errors_handled():
+        ctx.ingest.delete_document(collection, source)
+    console.print(f"deleted {source} from {collection}")

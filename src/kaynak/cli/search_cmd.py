@@ -1,0 +1,1 @@
+"""CLI commands: placeholder until this group is written."""

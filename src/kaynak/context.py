@@ -1,0 +1,69 @@
+"""Wiring: one object that owns the settings, the store and the models, and hands out the two services.
+
+Every face (CLI, REST API, MCP server, eval harness) builds a ``Context`` and talks only to
+``context.search`` (reads) and ``context.ingest`` (writes). Everything is created lazily, so a command that
+needs no database or model starts fast.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from kaynak.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from kaynak.embeddings.base import Embedder
+    from kaynak.ingest import IngestService
+    from kaynak.rerank import Reranker
+    from kaynak.search import SearchService
+    from kaynak.store import Store
+
+
+class Context:
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        self.settings = settings or load_settings(**overrides)
+        self._lock = threading.Lock()
+
+    @cached_property
+    def store(self) -> Store:
+        from kaynak.store import Store
+
+        with self._lock:
+            return Store.open(self.settings.database_url, self.settings.data_dir, self.settings.pool_size)
+
+    def embedder(self, name: str | None = None) -> Embedder:
+        from kaynak.embeddings import get_embedder
+
+        return get_embedder(
+            name or self.settings.embedder, threads=self.settings.threads, prefixes=self.settings.model_prefixes
+        )
+
+    def reranker(self, name: str | None = None) -> Reranker | None:
+        from kaynak.rerank import get_reranker
+
+        return get_reranker(name or self.settings.reranker)
+
+    @cached_property
+    def search(self) -> SearchService:
+        from kaynak.search import SearchService
+
+        return SearchService(self.store, self.settings, self.embedder, self.reranker)
+
+    @cached_property
+    def ingest(self) -> IngestService:
+        from kaynak.ingest import IngestService
+
+        return IngestService(self.store, self.settings, self.embedder)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+            del self.__dict__["store"]
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
