@@ -2,20 +2,80 @@
 
 Every face (CLI, REST, MCP) reads through this class; it never writes, which is what makes the MCP server
 read-only by construction.
+
+The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md):
+
+1. Resolve collections: ``None`` → the configured default, a name or a list of names, ``"*"`` → all.
+2. Vector leg: the query embedded with each collection's own embedder (``collection.embedder``), HNSW top
+   ``candidates`` with ``ef_search`` raised and ``iterative_scan = relaxed_order`` (in ``Store.vector_search``).
+3. Keyword leg: one ranking per language (each collection's text search configuration): BM25 over the postings
+   table by default, or the specification's OR tsquery with ``ts_rank_cd(…, 1)``.
+4. Reciprocal Rank Fusion (k = ``rrf_k``, per-leg weights); per-leg ranks and scores land in ``hit.scores``.
+5. Optional rerank of the top ``rerank_top`` with the configured cross-encoder.
+6. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets.
+
+``mode="auto"`` decides per query:
+
+* no searched collection has embeddings → ``keyword``;
+* the query has no keyword terms (only stop words or punctuation) → ``vector``;
+* an identifier-like query (one token with a digit, ``_``, ``.``, ``:``, ``/`` or ``#``, such as ``E11000``,
+  ``hnsw.ef_search``, ``RFC-9457``) or a query wholly in double quotes → ``hybrid`` with keyword precedence: the
+  vector leg's weight drops to 1/100 of the keyword leg's, so every chunk that contains the terms ranks first
+  and the vector leg only fills the remaining places;
+* otherwise → ``hybrid``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kaynak.config import Settings
-from kaynak.store import Store
-from kaynak.types import ChunkRecord, Collection, DocumentInfo
+from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, InvalidQuery
+from kaynak.fusion import Fused, rrf
+from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
+from kaynak.store import SearchFilters, Store
+from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
     from kaynak.rerank import Reranker
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "hybrid", "vector", "keyword")
+RANKINGS = ("bm25", "ts_rank_cd")
+MAX_K = 100
+FILTER_KEYS = ("source_prefix", "source_glob", "metadata")
+KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-like and quoted queries
+
+_IDENTIFIER = re.compile(r"^(?=\S*[\d_.:/#])[\w.:/#\-]+$", re.UNICODE)
+_QUOTED = re.compile(r'^\s*["“”„«](.+)["“”„»]\s*$', re.DOTALL)
+
+
+@dataclass
+class SearchPlan:
+    """What a search will do: the collections, the resolved mode, the leg weights, and why."""
+
+    collections: list[Collection]
+    mode: str  # hybrid | vector | keyword
+    weights: dict[str, float]
+    reason: str
+    query_lexemes: dict[str, list[str]] = field(default_factory=dict)  # language → lexemes
+    embedded: set[int] = field(default_factory=set)  # collection ids that have embeddings
+
+
+def is_identifier_like(query: str) -> bool:
+    """One token containing a digit or one of ``_ . : / #`` (an error code, a setting, a version, a path)."""
+    q = query.strip().rstrip("?.!,;")
+    return bool(q) and bool(_IDENTIFIER.match(q)) and any(ch.isalnum() for ch in q)
+
+
+def is_quoted(query: str) -> bool:
+    return bool(_QUOTED.match(query))
 
 
 class SearchService:
@@ -30,6 +90,275 @@ class SearchService:
         self.settings = settings
         self.embedder_factory = embedder_factory
         self.reranker_factory = reranker_factory
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        collections: str | Sequence[str] | None = None,
+        mode: str = "auto",
+        k: int = 10,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        rerank: bool | None = None,
+        keyword_ranking: str | None = None,
+        *,
+        embedder: str | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best passages for ``query``, each with a verbatim quote (see the module docstring).
+
+        ``embedder`` forces an embedder by name: a collection built with another one raises CollectionMismatch
+        (without it, each collection is searched with the embedder it was built with).
+        """
+        text = self.check_query(query)
+        k = self._check_k(k)
+        ranking = self._check_ranking(keyword_ranking)
+        flt = self._filters(filters)
+        plan = self.plan(text, collections, mode)
+        depth = max(self.settings.candidates, k)
+
+        legs: dict[str, list[tuple[str, float]]] = {}
+        if plan.mode in ("hybrid", "vector"):
+            legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
+        if plan.mode in ("hybrid", "keyword"):
+            legs["keyword"] = self._keyword_leg(text, plan, depth, flt, ranking)
+        fused = rrf(legs, k=self.settings.rrf_k, weights=plan.weights)
+
+        reranker = self._reranker(rerank)
+        rerank_scores: dict[str, float] = {}
+        top_n = max(k, self.settings.rerank_top) if reranker is not None else k
+        records = self.store.get_chunks([f.id for f in fused[:top_n]])
+        if reranker is not None and fused:
+            fused, rerank_scores = self._rerank(reranker, text, fused, records)
+        top = [f for f in fused[:k] if f.id in records]
+        return self._hits(top, records, plan, rerank_scores)
+
+    def plan(self, query: str, collections: str | Sequence[str] | None = None, mode: str = "auto") -> SearchPlan:
+        """Resolve collections and mode for ``query`` without searching (the CLI shows it; search uses it)."""
+        text = self.check_query(query)
+        if mode not in MODES:
+            raise InvalidQuery(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", "mode")
+        cols = self.resolve_collections(collections)
+        weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
+        languages = sorted({c.language for c in cols})
+        qlex = {lang: self.store.query_lexemes(lang, text) for lang in languages}
+        embedded = (
+            self.store.embedded_collection_ids([c.id for c in cols]) if mode in ("auto", "hybrid", "vector") else set()
+        )
+        if mode != "auto":
+            return SearchPlan(cols, mode, weights, f"mode {mode} requested", qlex, embedded)
+        has_terms = any(qlex.values())
+        if not embedded:
+            return SearchPlan(cols, "keyword", weights, "no embeddings in the collections", qlex, embedded)
+        if not has_terms:
+            return SearchPlan(cols, "vector", weights, "the query has no keyword terms", qlex, embedded)
+        if is_identifier_like(text) or is_quoted(text):
+            kw = weights["keyword"] or 1.0
+            weights = {"vector": kw * KEYWORD_PRECEDENCE, "keyword": kw}
+            why = "quoted phrase" if is_quoted(text) else "identifier-like query"
+            return SearchPlan(cols, "hybrid", weights, f"{why}: keyword matches first", qlex, embedded)
+        return SearchPlan(cols, "hybrid", weights, "embeddings and keyword terms present", qlex, embedded)
+
+    def resolve_collections(self, collections: str | Sequence[str] | None = None) -> list[Collection]:
+        """``None`` → the default collection, ``"*"`` → all, else the named ones (CollectionNotFound lists all)."""
+        if collections is None or (not isinstance(collections, str) and len(collections) == 0):
+            return [self.store.get_collection(self.settings.collection)]
+        names = [collections] if isinstance(collections, str) else list(collections)
+        if "*" in names:
+            cols = self.store.list_collections()
+            if not cols:
+                raise CollectionNotFound("there are no collections yet; ingest documents to create one")
+            return cols
+        seen: dict[str, Collection] = {}
+        for name in names:
+            if not isinstance(name, str):
+                raise InvalidQuery(f"collection names must be strings, not {name!r}", "collections")
+            if name not in seen:
+                seen[name] = self.store.get_collection(name)
+        return list(seen.values())
+
+    # ------------------------------------------------------------------ checks
+    @staticmethod
+    def check_query(query: Any) -> str:
+        if not isinstance(query, str):
+            raise InvalidQuery(f"the query must be text, not {type(query).__name__}", "query")
+        text = query.replace("\x00", " ")
+        if not text.strip():
+            raise InvalidQuery("the query is empty; type the words or question to search for", "query")
+        return text.strip()
+
+    @staticmethod
+    def _check_k(k: Any) -> int:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidQuery(f"k must be a whole number from 1 to {MAX_K}, not {k!r}", "k")
+        return k
+
+    def _check_ranking(self, ranking: str | None) -> str:
+        ranking = ranking or self.settings.keyword_ranking
+        if ranking not in RANKINGS:
+            raise InvalidQuery(
+                f"unknown keyword ranking {ranking!r}; choose one of {', '.join(RANKINGS)}", "keyword_ranking"
+            )
+        return ranking
+
+    @staticmethod
+    def _filters(filters: SearchFilters | Mapping[str, Any] | None) -> SearchFilters | None:
+        if filters is None or isinstance(filters, SearchFilters):
+            return filters
+        if not isinstance(filters, Mapping):
+            raise InvalidQuery("filters must be an object with source_prefix, source_glob or metadata", "filters")
+        unknown = sorted(set(filters) - set(FILTER_KEYS))
+        if unknown:
+            raise InvalidQuery(
+                f"unknown filter {', '.join(map(repr, unknown))}; use {', '.join(FILTER_KEYS)}", "filters"
+            )
+        for key in ("source_prefix", "source_glob"):
+            if filters.get(key) is not None and not isinstance(filters[key], str):
+                raise InvalidQuery(f"filter {key} must be text", "filters")
+        metadata = filters.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise InvalidQuery("filter metadata must be an object of field: value pairs", "filters")
+        return SearchFilters(filters.get("source_prefix"), filters.get("source_glob"), dict(metadata))
+
+    # ------------------------------------------------------------------ legs
+    def _vector_leg(
+        self, text: str, plan: SearchPlan, depth: int, flt: SearchFilters | None, forced: str | None
+    ) -> list[tuple[str, float]]:
+        vectors: dict[str, Any] = {}
+        results: list[tuple[str, float]] = []
+        for col in plan.collections:
+            if forced is not None and forced != col.embedder:
+                raise CollectionMismatch(
+                    f"collection {col.name!r} was built with embedder {col.embedder!r}, but the search forces "
+                    f"{forced!r}; search without forcing an embedder, or re-ingest the collection with {forced!r}"
+                )
+            if col.id not in plan.embedded:
+                continue
+            if col.embedder not in vectors:
+                emb = self.embedder_factory(col.embedder)
+                if emb.dim != col.dim:
+                    raise CollectionMismatch(
+                        f"collection {col.name!r} holds {col.dim}-dimensional vectors from {col.embedder!r}, but "
+                        f"embedder {emb.name!r} gives {emb.dim}; re-ingest the collection"
+                    )
+                vectors[col.embedder] = emb.embed_queries([text])[0]
+            hits = self.store.vector_search(col, vectors[col.embedder], depth, flt, self.settings.ef_search)
+            results.extend((cid, 1.0 - dist) for cid, dist in hits)
+        results.sort(key=lambda r: (-r[1], r[0]))
+        return results[:depth]
+
+    def _keyword_leg(
+        self, text: str, plan: SearchPlan, depth: int, flt: SearchFilters | None, ranking: str
+    ) -> list[tuple[str, float]]:
+        results: list[tuple[str, float]] = []
+        for language, lexemes in plan.query_lexemes.items():
+            if not lexemes:
+                continue
+            group = [c for c in plan.collections if c.language == language]
+            results.extend(
+                self.store.keyword_search(
+                    group, text, depth, ranking, flt, k1=self.settings.bm25_k1, b=self.settings.bm25_b
+                )
+            )
+        if len(plan.query_lexemes) > 1:
+            results.sort(key=lambda r: (-r[1], r[0]))
+        return results[:depth]
+
+    # ------------------------------------------------------------------ rerank
+    def _reranker(self, rerank: bool | None) -> Reranker | None:
+        if rerank is False or self.reranker_factory is None:
+            if rerank:
+                raise ConfigError("reranking was asked for, but no reranker is available in this context")
+            return None
+        if rerank is None and not self.settings.reranker:
+            return None
+        reranker = self.reranker_factory(None)
+        if reranker is None and rerank:
+            raise ConfigError("reranking was asked for, but no reranker is configured; set KAYNAK_RERANKER")
+        return reranker
+
+    def _rerank(
+        self, reranker: Reranker, text: str, fused: list[Fused], records: Mapping[str, ChunkRecord]
+    ) -> tuple[list[Fused], dict[str, float]]:
+        head = [f for f in fused[: self.settings.rerank_top] if f.id in records]
+        passages = [
+            (f"{records[f.id].section}\n{records[f.id].text}" if records[f.id].section else records[f.id].text)
+            for f in head
+        ]
+        scores = [float(s) for s in reranker.score(text, passages)]
+        by_id = {f.id: s for f, s in zip(head, scores, strict=True)}
+        order = sorted(head, key=lambda f: -by_id[f.id])
+        head_ids = set(by_id)
+        return order + [f for f in fused if f.id not in head_ids], by_id
+
+    # ------------------------------------------------------------------ hits and quotes
+    def _lexemes_of(self, language: str) -> Callable[[list[str]], list[set[str]]]:
+        return lambda texts: self.store.lexemes_of(language, texts)
+
+    def _hits(
+        self,
+        top: list[Fused],
+        records: Mapping[str, ChunkRecord],
+        plan: SearchPlan,
+        rerank_scores: Mapping[str, float],
+    ) -> list[Hit]:
+        language_of = {c.name: c.language for c in plan.collections}
+        quotes: dict[str, tuple[int, int]] = {}
+        for language in sorted(set(language_of.values())):
+            ids = [f.id for f in top if language_of.get(records[f.id].collection) == language]
+            if not ids:
+                continue
+            spans = select_quotes(
+                [records[i].text for i in ids],
+                set(plan.query_lexemes.get(language, [])),
+                self._lexemes_of(language),
+                MAX_QUOTE_CHARS,
+            )
+            quotes.update(zip(ids, spans, strict=True))
+        hits = []
+        for f in top:
+            rec = records[f.id]
+            s, e = quotes.get(f.id, (0, min(len(rec.text), MAX_QUOTE_CHARS)))
+            scores: dict[str, float | int | None] = {
+                "vector": f.scores.get("vector"),
+                "vector_rank": f.ranks.get("vector"),
+                "keyword": f.scores.get("keyword"),
+                "keyword_rank": f.ranks.get("keyword"),
+                "rrf": f.rrf,
+                "rerank": rerank_scores.get(f.id),
+            }
+            hits.append(
+                Hit(
+                    chunk_id=rec.id,
+                    collection=rec.collection,
+                    source=rec.source,
+                    title=rec.title,
+                    page=rec.page,
+                    section=rec.section,
+                    char_start=rec.char_start,
+                    char_end=rec.char_end,
+                    score=rerank_scores.get(f.id, f.rrf) if rerank_scores else f.rrf,
+                    scores=scores,
+                    quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e),
+                    text=rec.text,
+                )
+            )
+        return hits
+
+    def highlights(self, query: str, hits: Sequence[Hit]) -> list[list[tuple[int, int]]]:
+        """For each hit, the spans of its quote's words that match the query's terms (offsets into quote.text)."""
+        text = self.check_query(query)
+        out: list[list[tuple[int, int]]] = [[] for _ in hits]
+        languages: dict[str, str] = {}
+        for h in hits:
+            if h.collection not in languages:
+                languages[h.collection] = self.store.get_collection(h.collection).language
+        for language in sorted(set(languages.values())):
+            idx = [i for i, h in enumerate(hits) if languages[h.collection] == language]
+            qlex = set(self.store.query_lexemes(language, text))
+            spans = highlight_spans([hits[i].quote.text for i in idx], qlex, self._lexemes_of(language))
+            for i, sp in zip(idx, spans, strict=True):
+                out[i] = sp
+        return out
 
     # ------------------------------------------------------------------ browsing
     def list_collections(self) -> list[Collection]:

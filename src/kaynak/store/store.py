@@ -561,3 +561,16 @@ class Store:
         with self._conn() as conn:
             row = conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)).fetchone()
         return int(row[0])
+
+    # ------------------------------------------------------------------ search service helpers (issue 6)
+    def embedded_collection_ids(self, collection_ids: Sequence[int]) -> set[int]:
+        """The ids among ``collection_ids`` whose chunks have embeddings (what the vector leg can search)."""
+        if not collection_ids:
+            return set()
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.id FROM collections c WHERE c.id = ANY(%s) AND EXISTS "
+                "(SELECT 1 FROM chunks k WHERE k.collection_id = c.id AND k.embedding IS NOT NULL)",
+                (list(collection_ids),),
+            ).fetchall()
+        return {int(r[0]) for r in rows}

@@ -1,0 +1,109 @@
+"""Quote selection: verbatim windows of ≤ 320 characters around the query's stems."""
+
+from __future__ import annotations
+
+import re
+
+from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes, sentence_spans
+from kaynak.store import Store
+from kaynak.text import tr_lower
+
+
+def words_of(texts: list[str]) -> list[set[str]]:
+    """A stand-in for Store.lexemes_of: lower-cased words, no stemming."""
+    return [set(re.findall(r"\w+", tr_lower(t))) for t in texts]
+
+
+FILLER = "This sentence is only here to take up room in the chunk. "
+
+
+def test_best_window_is_verbatim_and_bounded() -> None:
+    text = FILLER * 3 + "The pump seals fail at high pressure. They are replaced yearly. " + FILLER * 4
+    [(s, e)] = select_quotes([text], {"pump", "seals", "pressure"}, words_of)
+    quote = text[s:e]
+    assert "The pump seals fail at high pressure." in quote
+    assert len(quote) <= MAX_QUOTE_CHARS
+    assert quote == quote.strip()
+    # the window is widened with whole sentences: the answer after the matching sentence comes along
+    assert "They are replaced yearly." in quote
+
+
+def test_more_overlap_wins_over_earlier() -> None:
+    text = "Pumps are loud. " + FILLER * 8 + "Pump seals fail under pressure."
+    [(s, e)] = select_quotes([text], {"pump", "seals", "pressure"}, words_of)
+    assert "Pump seals fail under pressure." in text[s:e]
+
+
+def test_no_overlap_gives_first_sentences() -> None:
+    text = "First sentence here. Second one follows. " + FILLER * 10
+    [(s, e)] = select_quotes([text], {"zebra"}, words_of)
+    assert s == 0 and text[s:e].startswith("First sentence here. Second one follows.")
+    assert e - s <= MAX_QUOTE_CHARS
+    [(s2, e2)] = select_quotes([text], set(), words_of)
+    assert (s2, e2) == (s, e)
+
+
+def test_long_sentence_cut_at_word_boundaries_around_matches() -> None:
+    words = [f"word{i}" for i in range(200)]
+    words[150] = "needle"
+    text = " ".join(words) + "."
+    [(s, e)] = select_quotes([text], {"needle"}, words_of)
+    quote = text[s:e]
+    assert "needle" in quote and len(quote) <= MAX_QUOTE_CHARS
+    assert (s == 0 or not text[s - 1].isalnum()) and not text[s].isspace()
+    assert e == len(text) or not text[e].isalnum()
+    centre = text.index("needle") - s
+    assert 60 < centre < 260  # roughly centred, not at the edge
+
+
+def test_long_sentence_without_match_starts_at_the_start() -> None:
+    text = " ".join(f"w{i}" for i in range(300))
+    [(s, e)] = select_quotes([text], {"absent"}, words_of)
+    assert s == 0 and e <= MAX_QUOTE_CHARS and not text[e - 1].isspace()
+
+
+def test_single_overlong_word() -> None:
+    text = "x" * 1000
+    [(s, e)] = select_quotes([text], {"y"}, words_of)
+    assert e - s == MAX_QUOTE_CHARS
+
+
+def test_empty_and_whitespace_texts() -> None:
+    assert select_quotes(["", "   "], {"a"}, words_of) == [(0, 0), (0, 0)]
+    assert sentence_spans("  \n ") == []
+
+
+def test_batch_uses_few_lexeme_calls() -> None:
+    calls = []
+
+    def counting(texts: list[str]) -> list[set[str]]:
+        calls.append(len(texts))
+        return words_of(texts)
+
+    texts = [FILLER * 3 + "needle here.", "needle " + "x " * 400, "nothing"]
+    spans = select_quotes(texts, {"needle"}, counting)
+    assert len(spans) == 3 and len(calls) <= 2
+    for t, (s, e) in zip(texts, spans, strict=True):
+        assert e - s <= MAX_QUOTE_CHARS and t[s:e] == t[s:e].strip()
+
+
+def test_highlight_spans() -> None:
+    [spans] = highlight_spans(["Kat malikleri kurulu toplanır."], {"kurulu"}, words_of)
+    assert spans == [(14, 20)]
+    assert highlight_spans(["abc"], set(), words_of) == [[]]
+
+
+def test_turkish_stems_with_the_store(store: Store) -> None:
+    text = (
+        "Bu yönetmelik asansörlerin bakımını düzenler. "
+        "Kat malikleri kurulu yılda bir kez toplanır ve yöneticiyi seçer. "
+        "Iğdır ilinde de aynı kurallar geçerlidir."
+    )
+    query = set(store.query_lexemes("turkish", "KAT MALİKLERİ KURULU NE ZAMAN TOPLANIR"))
+    [(s, e)] = select_quotes([text], query, lambda t: store.lexemes_of("turkish", t), max_chars=80)
+    assert text[s:e] == "Kat malikleri kurulu yılda bir kez toplanır ve yöneticiyi seçer."
+    query = set(store.query_lexemes("turkish", "IĞDIR"))
+    [(s, e)] = select_quotes([text], query, lambda t: store.lexemes_of("turkish", t), max_chars=60)
+    assert text[s:e].startswith("Iğdır ilinde")
+    [spans] = highlight_spans([text], query, lambda t: store.lexemes_of("turkish", t))
+    assert [text[a:b] for a, b in spans] == ["Iğdır"]

@@ -1,0 +1,358 @@
+"""SearchService against the real embedded PostgreSQL: legs, fusion, quotes, filters, bad input."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from kaynak.config import Settings
+from kaynak.embeddings.base import Embedder
+from kaynak.embeddings.hashing import HashEmbedder
+from kaynak.errors import (
+    CollectionMismatch,
+    CollectionNotFound,
+    ConfigError,
+    InvalidQuery,
+    KaynakError,
+)
+from kaynak.quotes import MAX_QUOTE_CHARS
+from kaynak.search import SearchService, is_identifier_like, is_quoted
+from kaynak.store import Store
+from kaynak.types import Chunk, Collection, Page
+
+HASH = HashEmbedder()
+SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "rrf", "rerank"}
+
+
+def factory(name: str) -> HashEmbedder:
+    assert name == "hash", name
+    return HASH
+
+
+def paragraphs(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(r"[^\n]+(?:\n(?!\n)[^\n]+)*", text)]
+
+
+def add_doc(
+    store: Store,
+    col: Collection,
+    source: str,
+    pages: list[str],
+    metadata: dict | None = None,
+    embed: bool = True,
+    embedder: HashEmbedder = HASH,
+) -> None:
+    """One chunk per paragraph (blank-line separated), offsets into the page, hash embeddings."""
+    page_objs, chunks = [], []
+    for number, text in enumerate(pages, start=1):
+        page_objs.append(Page(number, text))
+        for s, e in paragraphs(text):
+            chunks.append(Chunk(len(chunks), number, None, s, e, text[s:e]))
+    emb = embedder.embed_passages([c.text for c in chunks]) if embed else None
+    store.replace_document(col, source, uuid.uuid4().hex, source, metadata or {}, page_objs, chunks, emb)
+
+
+def make_service(store: Store, default: str = "default", **settings: object) -> SearchService:
+    return SearchService(store, Settings(collection=default, embedder="hash", **settings), factory)
+
+
+TR_DOC = [
+    "Kat mülkiyeti kanunu, bir binanın bağımsız bölümleri üzerindeki mülkiyeti düzenler.\n\n"
+    "Kat malikleri kurulu yılda en az bir kez toplanır. Toplantıda yönetici seçilir ve işletme projesi "
+    "görüşülür.\n\n"
+    "Ortak giderlere her kat maliki arsa payı oranında katılır.",
+    "Iğdır ilinde kayısı üretimi yaygındır. Iğdır ovası verimli topraklara sahiptir.\n\n"
+    "İstanbul'daki binalarda asansör bakımı yılda bir kez yapılmalıdır.",
+]
+EN_DOC = [
+    "The pump must be serviced every six months. Worn seals leak under high pressure.\n\n"
+    "Replace the filter when the pressure gauge shows a drop of more than 20 percent.\n\n"
+    "Error E11000 means a duplicate key was inserted; see hnsw.ef_search for tuning recall.",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(store: Store) -> Iterator[dict[str, Collection]]:
+    suffix = uuid.uuid4().hex[:8]
+    tr = store.create_collection(f"s_tr_{suffix}", "turkish", "hash", HASH.dim)
+    en = store.create_collection(f"s_en_{suffix}", "english", "hash", HASH.dim)
+    bare = store.create_collection(f"s_bare_{suffix}", "english", "hash", HASH.dim)
+    add_doc(store, tr, "hukuk/kat-mulkiyeti.txt", TR_DOC, {"lang": "tr", "kind": "law"})
+    add_doc(store, en, "manuals/pump.md", EN_DOC, {"lang": "en"})
+    add_doc(store, bare, "notes.txt", EN_DOC, embed=False)
+    yield {"tr": tr, "en": en, "bare": bare}
+    for c in (tr, en, bare):
+        store.delete_collection(c.name)
+
+
+def assert_verbatim(store: Store, hits: list) -> None:
+    for h in hits:
+        col = store.get_collection(h.collection)
+        page = store.get_page(col, h.source, h.page)
+        assert page[h.char_start : h.char_end] == h.text
+        assert page[h.quote.char_start : h.quote.char_end] == h.quote.text
+        assert 0 < len(h.quote.text) <= MAX_QUOTE_CHARS
+        assert h.char_start <= h.quote.char_start <= h.quote.char_end <= h.char_end
+
+
+def test_hybrid_hits_have_scores_and_verbatim_quotes(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["tr"].name)
+    hits = svc.search("kat malikleri kurulu ne zaman toplanır", k=3)
+    assert hits and len(hits) <= 3
+    top = hits[0]
+    assert "toplanır" in top.quote.text and top.source == "hukuk/kat-mulkiyeti.txt"
+    assert set(top.scores) == SCORE_KEYS
+    assert top.scores["keyword_rank"] == 1 and top.scores["keyword"] > 0
+    assert top.scores["vector_rank"] is not None and top.scores["rerank"] is None
+    assert top.score == pytest.approx(top.scores["rrf"])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert_verbatim(store, hits)
+    d = top.to_dict()
+    assert d["quote"]["text"] == top.quote.text and d["page"] == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("KAT MÜLKİYETİ", "Kat mülkiyeti"), ("IĞDIR", "Iğdır ilinde"), ("İSTANBUL'DAKİ ASANSÖR", "İstanbul'daki")],
+)
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_turkish_capitals_find_lower_case_text(
+    store: Store, corpus: dict[str, Collection], query: str, expected: str, mode: str
+) -> None:
+    svc = make_service(store, corpus["tr"].name)
+    hits = svc.search(query, mode=mode, k=2)
+    assert expected in hits[0].quote.text
+    assert_verbatim(store, hits)
+
+
+@pytest.mark.parametrize("ranking", ["bm25", "ts_rank_cd"])
+def test_keyword_rankings(store: Store, corpus: dict[str, Collection], ranking: str) -> None:
+    svc = make_service(store, corpus["en"].name)
+    hits = svc.search("pressure gauge filter", mode="keyword", keyword_ranking=ranking, k=5)
+    assert "filter" in hits[0].quote.text
+    assert all(h.scores["vector"] is None and h.scores["vector_rank"] is None for h in hits)
+    assert [h.scores["keyword_rank"] for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_vector_mode_only_vector_scores(store: Store, corpus: dict[str, Collection]) -> None:
+    hits = make_service(store, corpus["en"].name).search("worn seals leak", mode="vector", k=2)
+    assert hits and all(h.scores["keyword"] is None for h in hits)
+    assert hits[0].scores["vector"] == pytest.approx(hits[0].scores["vector"]) and -1 <= hits[0].scores["vector"] <= 1
+
+
+def test_collections_resolution(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["tr"].name)
+    both = svc.search("pump asansör", [corpus["tr"].name, corpus["en"].name], mode="keyword", k=10)
+    assert {h.collection for h in both} == {corpus["tr"].name, corpus["en"].name}
+    everything = svc.search("pump", "*", mode="keyword", k=10)
+    assert {corpus["en"].name, corpus["bare"].name} <= {h.collection for h in everything}
+    with pytest.raises(CollectionNotFound) as err:
+        svc.search("pump", "no-such-collection")
+    assert corpus["en"].name in str(err.value)
+    with pytest.raises(CollectionNotFound):
+        make_service(store, "missing-default-" + uuid.uuid4().hex[:6]).search("pump")
+
+
+def test_auto_mode_decisions(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["en"].name)
+    assert svc.plan("worn seals", mode="auto").mode == "hybrid"
+    assert svc.plan("the of and", mode="auto").mode == "vector"
+    p = svc.plan("E11000", mode="auto")
+    assert p.mode == "hybrid" and p.weights["vector"] < p.weights["keyword"]
+    assert svc.plan('"worn seals"', mode="auto").weights["vector"] < 1
+    assert svc.plan("worn seals", corpus["bare"].name, mode="auto").mode == "keyword"
+    hits = svc.search("E11000", k=3)
+    assert "E11000" in hits[0].quote.text and hits[0].scores["keyword_rank"] == 1
+    assert is_identifier_like("hnsw.ef_search") and is_identifier_like("RFC-9457") and is_identifier_like("2024")
+    assert not is_identifier_like("worn seals") and not is_identifier_like("pump") and not is_identifier_like("?")
+    assert is_quoted('"kat malikleri"') and is_quoted("“kat”") and not is_quoted('kat "malik"')
+
+
+def test_stop_words_only(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["en"].name)
+    assert svc.search("the and of", mode="keyword") == []
+    hits = svc.search("the and of", mode="hybrid", k=2)
+    assert hits and all(h.scores["keyword"] is None for h in hits)
+    assert_verbatim(store, hits)  # no overlap: quote is the chunk's first sentence(s)
+    assert hits[0].quote.char_start == hits[0].char_start
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "it's",
+        "a & b",
+        "pump | seals",
+        "!pressure",
+        "filt:*",
+        "back\\slash",
+        "'; DROP TABLE chunks; --",
+        "(pump",
+        "seals <-> leak",
+        "\x00pump",
+    ],
+)
+def test_syntax_characters_are_text(store: Store, corpus: dict[str, Collection], query: str) -> None:
+    svc = make_service(store, corpus["en"].name)
+    for ranking in ("bm25", "ts_rank_cd"):
+        hits = svc.search(query, k=3, keyword_ranking=ranking)
+        assert_verbatim(store, hits)
+    assert store.chunk_count(corpus["en"]) == 3
+
+
+def test_long_query_is_bounded(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["en"].name)
+    words = " ".join(f"term{i} pump" for i in range(1200))
+    query = (words * 2)[:10_000]
+    t = time.perf_counter()
+    hits = svc.search(query, k=3)
+    assert time.perf_counter() - t < 5
+    assert hits and len(svc.plan(query).query_lexemes["english"]) <= 64
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "  \n\t "}, "query"),
+        ({"query": "pump", "k": 0}, "k"),
+        ({"query": "pump", "k": 101}, "k"),
+        ({"query": "pump", "k": True}, "k"),
+        ({"query": "pump", "mode": "fuzzy"}, "mode"),
+        ({"query": "pump", "keyword_ranking": "tfidf"}, "keyword_ranking"),
+        ({"query": "pump", "filters": {"author": "x"}}, "filters"),
+        ({"query": "pump", "filters": {"metadata": "x"}}, "filters"),
+    ],
+)
+def test_invalid_requests(store: Store, corpus: dict[str, Collection], kwargs: dict, field: str) -> None:
+    svc = make_service(store, corpus["en"].name)
+    with pytest.raises(InvalidQuery) as err:
+        svc.search(**kwargs)
+    assert err.value.field == field and str(err.value)
+
+
+def test_filters(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["tr"].name)
+    col = corpus["tr"].name
+    assert svc.search("kat", col, filters={"metadata": {"kind": "law"}}, k=3)
+    assert svc.search("kat", col, filters={"metadata": {"kind": "novel"}}, k=3) == []
+    assert svc.search("kat", col, filters={"source_prefix": "hukuk/"}, k=3)
+    assert svc.search("kat", col, filters={"source_glob": "*.pdf"}, k=3) == []
+    assert svc.search("kat", col, filters={"source_glob": "hukuk/*.txt"}, k=3)
+
+
+def test_forced_embedder_mismatch(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["en"].name)
+    assert svc.search("pump", embedder="hash", k=1)
+    with pytest.raises(CollectionMismatch) as err:
+        svc.search("pump", embedder="e5-small")
+    assert "'hash'" in str(err.value) and "'e5-small'" in str(err.value)
+
+
+def test_dimension_mismatch(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = SearchService(store, Settings(collection=corpus["en"].name), lambda name: HashEmbedder(dim=32))
+    with pytest.raises(CollectionMismatch):
+        svc.search("pump", mode="vector")
+
+
+class ReverseReranker:
+    name = "reverse"
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return [float(i) for i in range(len(passages))]
+
+
+def test_rerank(store: Store, corpus: dict[str, Collection]) -> None:
+    settings = Settings(collection=corpus["tr"].name, embedder="hash", reranker="fake")
+    svc = SearchService(store, settings, factory, lambda name: ReverseReranker())
+    plain = make_service(store, corpus["tr"].name).search("kat malikleri kurulu", k=5)
+    reranked = svc.search("kat malikleri kurulu", k=5)
+    assert [h.chunk_id for h in reranked] == [h.chunk_id for h in plain][::-1]
+    assert all(h.scores["rerank"] is not None and h.score == h.scores["rerank"] for h in reranked)
+    assert all(h.scores["rerank"] is None for h in svc.search("kat", k=3, rerank=False))
+    with pytest.raises(ConfigError):
+        make_service(store, corpus["tr"].name).search("kat", rerank=True)
+
+
+def test_highlights(store: Store, corpus: dict[str, Collection]) -> None:
+    svc = make_service(store, corpus["tr"].name)
+    hits = svc.search("KAT MALİKLERİ", k=2)
+    spans = svc.highlights("KAT MALİKLERİ", hits)
+    words = {hits[0].quote.text[a:b] for a, b in spans[0]}
+    assert {"Kat", "malikleri"} <= words
+
+
+def test_filter_keeping_one_percent_still_yields_k(store: Store) -> None:
+    col = store.create_collection("s_filter_" + uuid.uuid4().hex[:8], "english", "hash", HASH.dim)
+    try:
+        rng = np.random.default_rng(0)
+        vocab = [f"w{i}" for i in range(300)]
+        for d in range(50):
+            text = "\n\n".join(" ".join(rng.choice(vocab, 12)) + " common." for _ in range(20))
+            add_doc(store, col, f"doc{d:02d}.txt", [text])
+        assert store.chunk_count(col) == 1000
+        svc = make_service(store, col.name)
+        for mode in ("vector", "hybrid", "keyword"):
+            hits = svc.search("common w1 w2 w3", mode=mode, k=10, filters={"source_prefix": "doc07"})
+            assert len(hits) == 10 and {h.source for h in hits} == {"doc07.txt"}, mode
+    finally:
+        store.delete_collection(col.name)
+
+
+def _bm25_scores(svc: SearchService, col: str, query: str) -> list[float]:
+    return sorted(round(h.scores["keyword"], 6) for h in svc.search(query, col, mode="keyword", k=50))
+
+
+def test_bm25_statistics_follow_replace_and_delete(store: Store) -> None:
+    a = store.create_collection("s_bm25a_" + uuid.uuid4().hex[:8], "english", "hash", HASH.dim)
+    b = store.create_collection("s_bm25b_" + uuid.uuid4().hex[:8], "english", "hash", HASH.dim)
+    svc = make_service(store, a.name)
+    q = "pressure seals filter pump"
+    try:
+        add_doc(store, a, "one.txt", ["Pump pressure is high.\n\nSeals wear out."])
+        add_doc(store, a, "two.txt", ["The filter clogs.\n\nPressure drops when the filter clogs."])
+        add_doc(store, a, "three.txt", ["Pump pump pump seals."])
+        add_doc(store, a, "two.txt", ["Only one line about pressure now."])  # replaced
+        store.delete_document(a, "three.txt")  # deleted
+        add_doc(store, b, "one.txt", ["Pump pressure is high.\n\nSeals wear out."])
+        add_doc(store, b, "two.txt", ["Only one line about pressure now."])
+        assert _bm25_scores(svc, a.name, q) == _bm25_scores(svc, b.name, q)
+        assert len(_bm25_scores(svc, a.name, q)) == 3
+    finally:
+        store.delete_collection(a.name)
+        store.delete_collection(b.name)
+
+
+@pytest.fixture(scope="module")
+def e5() -> Embedder:
+    try:
+        from kaynak.embeddings import get_embedder
+
+        emb = get_embedder("e5-small")
+        emb.embed_queries(["warm up"])
+    except (ImportError, KaynakError) as err:
+        pytest.skip(f"e5-small not available: {err}")
+    return emb
+
+
+def test_turkish_query_finds_english_document_through_vector_leg(store: Store, e5: Embedder) -> None:
+    col = store.create_collection("s_x_" + uuid.uuid4().hex[:8], "english", e5.name, e5.dim)
+    try:
+        docs = {
+            "volcano.txt": "Mount Etna is an active volcano on the east coast of Sicily, Italy.",
+            "bread.txt": "Sourdough bread is leavened with a fermented starter of flour and water.",
+            "football.txt": "The Super Bowl is the annual championship game of the National Football League.",
+        }
+        for source, text in docs.items():
+            add_doc(store, col, source, [text], embedder=e5)
+        svc = SearchService(store, Settings(collection=col.name), lambda name: e5)
+        hits = svc.search("Sicilya'daki yanardağın adı nedir?", k=3)
+        assert hits[0].source == "volcano.txt"
+        assert hits[0].scores["keyword"] is None and hits[0].scores["vector_rank"] == 1
+    finally:
+        store.delete_collection(col.name)
