@@ -108,8 +108,11 @@ def check_store_matches(store: Store, collection: str, root: Path, sources: list
         ids = [chunk_id(col.name, source, doc.sha256, i) for i in range(doc.chunk_count)]
         chunks = store.get_chunks(ids)
         assert len(chunks) == doc.chunk_count > 0
+        pages: dict[int, str] = {}
         for c in chunks.values():
-            assert store.get_page(col, source, c.page)[c.char_start : c.char_end] == c.text
+            if c.page not in pages:
+                pages[c.page] = store.get_page(col, source, c.page)
+            assert pages[c.page][c.char_start : c.char_end] == c.text
         total += doc.chunk_count
     assert store.chunk_count(col) == total
 

@@ -401,7 +401,7 @@ class _Run:
         self.chunks_written = 0
         self._lock = threading.Lock()
         self.ready: queue.Queue[Any] = queue.Queue(maxsize=32)
-        self.to_write: queue.Queue[Any] = queue.Queue(maxsize=64)
+        self.to_write: queue.Queue[Any] = queue.Queue(maxsize=8)
 
     # ----------------------------------------------------------------- bookkeeping (any thread)
     def emit(self, kind: EventKind, **kw: Any) -> None:
