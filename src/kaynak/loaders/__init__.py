@@ -1,0 +1,128 @@
+"""Loaders: turn a file into a LoadedDocument (title, metadata, pages of clean text), picked by extension.
+
+    load(path, max_bytes=None) -> LoadedDocument
+
+The registry maps lower-case extensions to loader functions ``(path, data) -> LoadedDocument``; ``register``
+adds more. ``load`` checks the size with stat() before reading anything, reads the file once, runs the loader,
+makes sure every page text is normalised, and refuses documents without any text. Every error is a LoaderError
+subclass naming the file: UnsupportedFileType, FileTooLarge, EncryptedFile, CorruptFile, NoText.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kaynak.errors import CorruptFile, LoaderError, NoText, UnsupportedFileType
+from kaynak.types import LoadedDocument, Page
+
+from .normalize import decode_bytes, decode_with_encoding, normalize_text
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "SUPPORTED_EXTENSIONS",
+    "decode_bytes",
+    "decode_with_encoding",
+    "load",
+    "loader_for",
+    "normalize_text",
+    "register",
+]
+
+LoaderFunc = Callable[[Path, bytes], LoadedDocument]
+
+#: The limit ``load`` applies when the caller passes none: the ``max_file_mb`` default (100 MB).
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+
+_REGISTRY: dict[str, LoaderFunc] = {}
+
+
+def register(extensions: list[str] | tuple[str, ...] | frozenset[str], func: LoaderFunc) -> None:
+    """Use ``func`` for files with any of ``extensions`` ('.ext', case-insensitive)."""
+    global SUPPORTED_EXTENSIONS
+    for ext in extensions:
+        ext = ext.lower()
+        if not ext.startswith("."):
+            ext = "." + ext
+        _REGISTRY[ext] = func
+    SUPPORTED_EXTENSIONS = frozenset(_REGISTRY)
+
+
+def _pdf(path: Path, data: bytes) -> LoadedDocument:
+    from .pdf import load_pdf
+
+    return load_pdf(path, data)
+
+
+def _markdown(path: Path, data: bytes) -> LoadedDocument:
+    from .markdown import load_markdown
+
+    return load_markdown(path, data)
+
+
+def _text(path: Path, data: bytes) -> LoadedDocument:
+    from .text import load_text
+
+    return load_text(path, data)
+
+
+def _html(path: Path, data: bytes) -> LoadedDocument:
+    from .html import load_html
+
+    return load_html(path, data)
+
+
+def _docx(path: Path, data: bytes) -> LoadedDocument:
+    from .docx import load_docx
+
+    return load_docx(path, data)
+
+
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
+register((".pdf",), _pdf)
+register((".md", ".markdown", ".mdx"), _markdown)
+register((".txt", ".text"), _text)
+register((".html", ".htm", ".xhtml"), _html)
+register((".docx",), _docx)
+
+
+def loader_for(path: str | Path) -> LoaderFunc:
+    """The loader for ``path``'s extension, or UnsupportedFileType."""
+    path = Path(path)
+    ext = path.suffix.lower()
+    func = _REGISTRY.get(ext)
+    if func is None:
+        kind = f"'{ext}'" if ext else "files without an extension"
+        supported = ", ".join(sorted(_REGISTRY))
+        raise UnsupportedFileType(path, f"unsupported file type {kind} (supported: {supported})")
+    return func
+
+
+def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
+    """Load one file. ``max_bytes``: refuse larger files before reading them (None = DEFAULT_MAX_BYTES)."""
+    from .common import read_limited
+
+    path = Path(path)
+    func = loader_for(path)
+    data = read_limited(path, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+    if not data.strip(b" \t\r\n\x00\x0c\xef\xbb\xbf\xff\xfe"):
+        raise NoText(path, "no text (the file is empty)")
+    try:
+        doc = func(path, data)
+    except LoaderError:
+        raise
+    except RecursionError:
+        raise CorruptFile(path, "structure nested too deeply to read") from None
+    except MemoryError:
+        raise CorruptFile(path, "file needs too much memory to read") from None
+    except Exception as err:  # a bug or an input no loader anticipated: still name the file
+        raise CorruptFile(path, f"could not be read ({type(err).__name__}: {err})") from err
+    pages = [Page(p.number, normalize_text(p.text), p.sections) if _dirty(p) else p for p in doc.pages]
+    doc.pages = pages
+    if not any(p.text.strip() for p in pages):
+        raise NoText(path, "no text")
+    return doc
+
+
+def _dirty(page: Page) -> bool:
+    return page.text != normalize_text(page.text)

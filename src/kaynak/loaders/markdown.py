@@ -1,0 +1,185 @@
+"""Markdown (and MDX) loader: one page whose sections are heading paths (``Install › From source``).
+
+Parsed with markdown-it-py (CommonMark plus tables). Front matter (YAML ``---`` or TOML ``+++``) becomes metadata,
+not text. The page text is the rendered prose, not the markup: headings, paragraphs (soft line breaks reflowed),
+list items one per line, table rows as ``cell | cell``, link and image text without their targets. Code blocks are
+kept verbatim as blocks of their own, so they are never merged into prose sentences. MDX component tags and
+``{/* comments */}`` are dropped, their inner text kept.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from kaynak.types import LoadedDocument, Page
+
+from .common import TextBuilder, json_safe, meaningful_title, stem_title
+from .normalize import decode_with_encoding
+
+_FRONT_MATTER_RE = re.compile(r"\A(?:---|\+\+\+)[ \t]*\n")
+_MDX_COMMENT_RE = re.compile(r"\{/\*.*?\*/\}", re.S)
+_HEADING_ID_RE = re.compile(r"\s*\{#[\w:.-]+\}\s*$")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*?/?>")
+_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+
+
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+def split_front_matter(text: str) -> tuple[str | None, str | None, str]:
+    """``(kind, raw_front_matter, body)``; kind is 'yaml', 'toml' or None."""
+    m = _FRONT_MATTER_RE.match(text)
+    if not m:
+        return None, None, text
+    fence = text[:3]
+    closing = re.compile(r"^(?:" + re.escape(fence) + (r"|\.\.\." if fence == "---" else "") + r")[ \t]*$", re.M)
+    end = closing.search(text, m.end())
+    if end is None:
+        return None, None, text
+    raw = text[m.end() : end.start()]
+    body = text[end.end() :].lstrip("\n")
+    return ("yaml" if fence == "---" else "toml"), raw, body
+
+
+def _parse_front_matter(kind: str, raw: str) -> tuple[dict[str, Any], str | None]:
+    """The front matter as a dict, and a warning when it cannot be read."""
+    try:
+        if kind == "toml":
+            data: Any = tomllib.loads(raw)
+        else:
+            import yaml
+
+            data = yaml.safe_load(raw) if raw.strip() else {}
+    except Exception as err:  # malformed front matter is the author's problem, not a reason to drop the file
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return {}, f"front matter could not be parsed ({first}); kept out of the text"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {"front_matter": json_safe(data)}, None
+    return json_safe(data), None
+
+
+def _strip_markup(text: str) -> str:
+    text = _MDX_COMMENT_RE.sub("", text)
+    text = _HTML_COMMENT_RE.sub("", text)
+    return _TAG_RE.sub("", text)
+
+
+def _inline_text(token: Token) -> str:
+    """Plain text of an inline token: emphasis, links and inline HTML dropped, code and image alt text kept."""
+    out: list[str] = []
+    for child in token.children or []:
+        kind = child.type
+        if kind in ("text", "code_inline"):
+            out.append(child.content)
+        elif kind == "softbreak":
+            out.append(" ")
+        elif kind == "hardbreak":
+            out.append("\n")
+        elif kind == "image":
+            alt = "".join(c.content for c in child.children or [] if c.type in ("text", "code_inline"))
+            if alt.strip():
+                out.append(alt)
+        elif kind == "html_inline":
+            continue
+    return _MDX_COMMENT_RE.sub("", "".join(out))
+
+
+def _render(tokens: list[Token], builder: TextBuilder) -> None:
+    """Walk the block tokens (a flat list with open/close pairs) and feed blocks and headings to ``builder``."""
+    list_stack: list[list[int]] = []  # per open list: [is_ordered, next number]
+    item_prefix: str | None = None  # the marker for the first paragraph of the current list item
+    in_table_row: list[str] | None = None
+    table_rows: list[str] = []
+    cell_parts: list[str] = []
+    heading_level: int | None = None
+    for tok in tokens:
+        kind = tok.type
+        if kind == "heading_open":
+            heading_level = int(tok.tag[1]) if tok.tag[1:].isdigit() else 1
+        elif kind == "heading_close":
+            heading_level = None
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(tok.attrs.get("start", 1) or 1) if kind == "ordered_list_open" else 0
+            list_stack.append([kind == "ordered_list_open", start])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            if list_stack:
+                list_stack.pop()
+        elif kind == "list_item_open":
+            if list_stack and list_stack[-1][0]:
+                item_prefix = f"{list_stack[-1][1]}. "
+                list_stack[-1][1] += 1
+            else:
+                item_prefix = "• "
+        elif kind == "tr_open":
+            in_table_row = []
+        elif kind == "tr_close":
+            if in_table_row is not None and any(c.strip() for c in in_table_row):
+                table_rows.append(" | ".join(c.strip() for c in in_table_row))
+            in_table_row = None
+        elif kind in ("th_open", "td_open"):
+            cell_parts = []
+        elif kind in ("th_close", "td_close"):
+            if in_table_row is not None:
+                in_table_row.append(" ".join(cell_parts))
+        elif kind == "table_close":
+            if table_rows:
+                builder.block("\n".join(table_rows))
+            table_rows = []
+        elif kind == "inline":
+            text = _inline_text(tok)
+            if heading_level is not None:
+                builder.heading(heading_level, _HEADING_ID_RE.sub("", text))
+            elif in_table_row is not None:
+                cell_parts.append(text)
+            elif item_prefix is not None:
+                # The first paragraph of a list item goes on its own line with its marker.
+                builder.block(item_prefix + text, sep="\n")
+                item_prefix = None
+            else:
+                builder.block(text, sep="\n" if list_stack else "\n\n")
+        elif kind in ("fence", "code_block"):
+            item_prefix = None
+            builder.block(tok.content, keep_layout=True)
+        elif kind == "html_block":
+            text = _strip_markup(tok.content)
+            if any(ch.isalpha() for ch in text):
+                builder.block(text)
+
+
+def load_markdown(path: Path, data: bytes) -> LoadedDocument:
+    text, encoding = decode_with_encoding(data)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    warnings: list[str] = []
+    kind, raw_front, body = split_front_matter(text)
+    front: dict[str, Any] = {}
+    if kind is not None and raw_front is not None:
+        front, warning = _parse_front_matter(kind, raw_front)
+        if warning:
+            warnings.append(warning)
+
+    builder = TextBuilder()
+    _render(_parser().parse(body), builder)
+    page_text, sections = builder.finish()
+
+    title = meaningful_title(front.get("title")) if isinstance(front.get("title"), str) else None
+    if title is None:
+        h1 = [t for level, t in builder.headings if level == 1]
+        title = h1[0] if h1 else (builder.headings[0][1] if builder.headings else None)
+    metadata: dict[str, Any] = {"format": "markdown", "encoding": encoding}
+    if front:
+        metadata["front_matter"] = front
+    return LoadedDocument(
+        title=title or stem_title(path),
+        pages=[Page(number=1, text=page_text, sections=sections)],
+        metadata=metadata,
+        warnings=warnings,
+    )

@@ -1,0 +1,207 @@
+"""Text clean-up shared by every loader: byte decoding with a Turkish-aware fallback chain, and normalisation.
+
+``decode_bytes`` turns raw bytes into text: a byte-order mark decides first (UTF-8, UTF-16, UTF-32), then strict
+UTF-8, then UTF-16 without a mark when the NUL pattern leaves no doubt, and finally Windows-1254 (Turkish), which
+also reads Windows-1252 English text correctly apart from six letters.
+
+``normalize_text`` makes any extracted text safe and uniform: NFC, typographic ligatures expanded (NFC keeps
+``ﬁ``), control characters, NUL, lone surrogates and invisible format characters removed (PostgreSQL text can hold
+neither NUL nor surrogates), all newline conventions turned into ``\\n``, Unicode spaces into plain spaces, runs of
+spaces collapsed, at most one blank line between paragraphs. It is idempotent.
+
+``repair_decomposed_diacritics`` rejoins the spacing accents that pdfLaTeX PDFs emit next to their letter
+(``s¸`` → ``ş``, ``˘g`` → ``ğ``, ``˙I`` → ``İ``); the PDF loader applies it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+
+__all__ = [
+    "decode_bytes",
+    "decode_with_encoding",
+    "expand_ligatures",
+    "normalize_text",
+    "repair_decomposed_diacritics",
+]
+
+# --------------------------------------------------------------------------------------------- decoding
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it starts with the same two bytes
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """'utf-16-le' / 'utf-16-be' when NUL bytes sit in every other position (ASCII-heavy UTF-16), else None."""
+    sample = data[:4096]
+    if len(sample) < 8 or len(sample) % 2:
+        return None
+    even_nul = sample[0::2].count(0)
+    odd_nul = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd_nul >= 0.4 * half and even_nul <= 0.05 * half:
+        return "utf-16-le"
+    if even_nul >= 0.4 * half and odd_nul <= 0.05 * half:
+        return "utf-16-be"
+    return None
+
+
+def decode_with_encoding(data: bytes) -> tuple[str, str]:
+    """Decode ``data`` and say which encoding was used: ``(text, encoding)``.
+
+    Order: byte-order mark (UTF-8, UTF-16, UTF-32); strict UTF-8; UTF-16 without a mark when the NUL pattern is
+    unmistakable; Windows-1254. Bytes that Windows-1254 leaves undefined become U+FFFD (encoding
+    ``cp1254+replace``). The BOM itself is not part of the text.
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom) :]
+            try:
+                return body.decode(encoding), encoding + ("-sig" if encoding == "utf-8" else "")
+            except UnicodeDecodeError:
+                return body.decode(encoding, errors="replace"), encoding + "+replace"
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    utf16 = _utf16_without_bom(data)
+    if utf16 is not None:
+        try:
+            return data.decode(utf16), utf16
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("cp1254"), "cp1254"
+    except UnicodeDecodeError:
+        return data.decode("cp1254", errors="replace"), "cp1254+replace"
+
+
+def decode_bytes(data: bytes) -> str:
+    """Bytes → text with the fallback chain of :func:`decode_with_encoding` (UTF-8 ± BOM, UTF-16 BOM, cp1254)."""
+    return decode_with_encoding(data)[0]
+
+
+# --------------------------------------------------------------------------------------------- ligatures
+
+_LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",  # long s + t
+    "\ufb06": "st",
+}
+_LIGATURE_TABLE = str.maketrans(_LIGATURES)
+
+
+def expand_ligatures(text: str) -> str:
+    """``ﬁ`` → ``fi``, ``ﬂ`` → ``fl`` … (the Latin presentation forms U+FB00–FB06; NFC leaves them alone)."""
+    return text.translate(_LIGATURE_TABLE)
+
+
+# --------------------------------------------------------------------------------------------- clean-up
+
+# Characters deleted outright: C0/C1 controls except tab and newlines, DEL, soft hyphen, zero-width space, word
+# joiner, BOM / zero-width no-break space, bidirectional embedding/override/isolate controls and marks,
+# interlinear annotation characters, and the non-characters U+FFFE/U+FFFF.
+_DELETE_RE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]"
+)
+# Newline conventions: CRLF, CR, NEL (U+0085), vertical tab, form feed, line and paragraph separators.
+_NEWLINE_RE = re.compile("\r\n|[\r\x0b\x85\u2028]")
+_PARAGRAPH_RE = re.compile("[\x0c\u2029]")
+# Every horizontal space: tab, NBSP, the U+2000 block, narrow NBSP, medium math space, ideographic space …
+_SPACE_RE = re.compile("[\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+_MULTISPACE_RE = re.compile(" {2,}")
+_LINE_EDGE_SPACE_RE = re.compile(" *\n *")
+_MANY_NEWLINES_RE = re.compile("\n{3,}")
+_TRAILING_SPACE_RE = re.compile("[ \t]+\n")
+
+
+def normalize_text(text: str, *, keep_layout: bool = False) -> str:
+    """Clean ``text``: NFC, ligatures expanded, controls/NUL/invisible formatting removed, whitespace normalised.
+
+    With ``keep_layout`` (code blocks) line-leading indentation, tabs and inner runs of spaces are kept; only
+    newline conventions, trailing spaces and more than one blank line are normalised.
+    """
+    if not text:
+        return ""
+    text = _NEWLINE_RE.sub("\n", text)
+    text = _PARAGRAPH_RE.sub("\n\n", text)
+    text = _DELETE_RE.sub("", text)
+    text = expand_ligatures(unicodedata.normalize("NFC", text))
+    if keep_layout:
+        text = _TRAILING_SPACE_RE.sub("\n", text + "\n")
+        text = _MANY_NEWLINES_RE.sub("\n\n", text)
+        return text.strip("\n").rstrip()
+    text = _SPACE_RE.sub(" ", text)
+    text = _MULTISPACE_RE.sub(" ", text)
+    text = _LINE_EDGE_SPACE_RE.sub("\n", text)
+    text = _MANY_NEWLINES_RE.sub("\n\n", text)
+    return text.strip()
+
+
+def collapse_whitespace(text: str) -> str:
+    """One line of text: every run of whitespace (newlines included) becomes a single space."""
+    return " ".join(normalize_text(text).split())
+
+
+# --------------------------------------------------------------------------------------------- diacritics
+
+# Spacing accents that TeX's \accent places *before* the base letter, with the combining mark each stands for.
+_PREFIX_ACCENTS = {
+    "\u00a8": "\u0308",  # ¨ diaeresis      ¨o → ö
+    "\u02d8": "\u0306",  # ˘ breve          ˘g → ğ
+    "\u02d9": "\u0307",  # ˙ dot above      ˙I → İ
+    "\u00b4": "\u0301",  # ´ acute
+    "\u02ca": "\u0301",  # ˊ modifier acute
+    "\u02cb": "\u0300",  # ˋ modifier grave
+    "\u02c6": "\u0302",  # ˆ circumflex     ˆa → â (Turkish: kâtip)
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u02da": "\u030a",  # ˚ ring above
+    "\u02dd": "\u030b",  # ˝ double acute
+    "\u00af": "\u0304",  # ¯ macron
+}
+# Spacing accents that follow the base letter (cedilla and ogonek hang below it).
+_SUFFIX_ACCENTS = {
+    "\u00b8": "\u0327",  # ¸ cedilla        s¸ → ş, c¸ → ç
+    "\u02db": "\u0328",  # ˛ ogonek
+}
+_LETTER = r"[^\W\d_]"
+_PREFIX_RE = re.compile("([" + "".join(_PREFIX_ACCENTS) + "]) ?(" + _LETTER + ")")
+_SUFFIX_RE = re.compile("(" + _LETTER + ") ?([" + "".join(_SUFFIX_ACCENTS) + "])")
+
+
+def _compose(base: str, mark: str) -> str | None:
+    if base == "ı" and mark != "\u0307":  # TeX puts accents on the dotless i: \"\i → ï
+        base = "i"
+    composed = unicodedata.normalize("NFC", base + mark)
+    return composed if len(composed) == 1 else None
+
+
+def repair_decomposed_diacritics(text: str) -> str:
+    """Join spacing accents to their letter: ``s¸`` → ``ş``, ``c¸`` → ``ç``, ``˘g`` → ``ğ``, ``˙I`` → ``İ``,
+    ``¨o`` → ``ö``. Only pairs with a precomposed Unicode letter are joined; anything else is left alone."""
+    if not any(ch in text for ch in _PREFIX_ACCENTS) and not any(ch in text for ch in _SUFFIX_ACCENTS):
+        return text
+
+    def prefix(m: re.Match[str]) -> str:
+        joined = _compose(m.group(2), _PREFIX_ACCENTS[m.group(1)])
+        return joined if joined is not None else m.group(0)
+
+    def suffix(m: re.Match[str]) -> str:
+        joined = _compose(m.group(1), _SUFFIX_ACCENTS[m.group(2)])
+        return joined if joined is not None else m.group(0)
+
+    text = _SUFFIX_RE.sub(suffix, text)
+    return _PREFIX_RE.sub(prefix, text)
