@@ -11,12 +11,11 @@ PostgreSQL server, models and stray prints can never write on the protocol chann
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -64,8 +63,8 @@ def build_mcp(
 ) -> MCPServer:
     """An MCP server whose tools read through ``search``: a SearchService, or a factory called on first use.
 
-    ``warm_up`` (stdio): once the transport is up, open the database and load the embedder in a background
-    thread, so the first search does not pay for them while start-up stays fast.
+    ``warm_up`` (stdio): once the client has its ``initialize`` answer, open the database and load the embedder
+    in a background thread, so the first search does not pay for them and start-up stays fast.
     """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -74,7 +73,7 @@ def build_mcp(
     from kaynak import __version__
     from kaynak.errors import KaynakError
 
-    state: dict[str, SearchService] = {}
+    state: dict[str, Any] = {}
 
     def service() -> SearchService:
         if "s" not in state:
@@ -97,15 +96,16 @@ def build_mcp(
         except Exception as err:  # reported again, with its message, on the first tool call
             log.warning("warm-up failed: %s", err)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
-        if warm_up:
+    async def start_warm_up(ctx: Any, call_next: Any) -> Any:
+        # The first message after ``initialize`` (its response is out by then, so warm-up never delays it).
+        if not state.get("warming") and getattr(ctx, "method", None) != "initialize":
+            state["warming"] = True
             threading.Thread(target=warm, name="kaynak-warm-up", daemon=True).start()
-        yield {}
+        return await call_next(ctx)
 
-    server: MCPServer = MCPServer(
-        name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", lifespan=lifespan
-    )
+    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    if warm_up:
+        server.middleware.append(start_warm_up)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
@@ -113,8 +113,8 @@ def build_mcp(
     def search_documents(
         query: Annotated[str, Field(description="The question or keywords, in any language (Turkish, English, …).")],
         collections: Annotated[
-            list[str] | None,
-            Field(description='Collections to search; omit for the default collection, ["*"] for all of them.'),
+            list[str] | str | None,
+            Field(description='Collections to search; omit for the default collection, "*" for all of them.'),
         ] = None,
         k: Annotated[int, Field(ge=1, le=50, description="How many hits to return.")] = 5,
         mode: Annotated[
@@ -133,8 +133,10 @@ def build_mcp(
         per-retriever `scores` (vector/keyword ranks), and `text` (the whole chunk the quote comes from). An empty
         list means nothing matched: rephrase, try the other language, or check list_collections.
         """
-        selected: str | list[str] | None
-        selected = "*" if collections in (["*"], ("*",)) else collections
+        selected: str | list[str] | None = collections
+        if isinstance(collections, str):
+            names = [n.strip() for n in collections.split(",") if n.strip()]
+            selected = "*" if names == ["*"] else names or None
         filters = {"source_prefix": source_prefix} if source_prefix else None
 
         def run(s: SearchService) -> list[dict[str, Any]]:
