@@ -1,1 +1,105 @@
-"""CLI commands: placeholder until this group is written."""
+"""CLI command ``kaynak search``: a thin face over SearchService.search that prints each hit's place and quote.
+
+Each hit shows its source, page and section, then the verbatim quote with the words that matched the query
+highlighted (on a terminal; plain text when piped). ``--json`` prints ``{"query", "mode", "hits": [Hit, …]}``.
+Exit codes: 0 (also when nothing matched), 1 failure (unknown collection, database), 2 usage error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.padding import Padding
+from rich.text import Text
+
+from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.errors import UsageError
+from kaynak.search import MAX_K, MODES, RANKINGS
+
+
+def _metadata(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--meta takes KEY=VALUE, not {pair!r}", "meta")
+        out[key.strip()] = value
+    return out
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words or a question, in Turkish or English.")],
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection", "-c", help="Collection to search (repeatable; '*' = all). Default: the configured one."
+        ),
+    ] = None,
+    mode: Annotated[str, typer.Option(help=f"{' | '.join(MODES)}")] = "auto",
+    k: Annotated[int, typer.Option("-k", "--k", help=f"Number of hits (1–{MAX_K}).")] = 10,
+    ranking: Annotated[
+        str | None, typer.Option("--ranking", help=f"Keyword ranking: {' | '.join(RANKINGS)} (default: setting).")
+    ] = None,
+    rerank: Annotated[
+        bool | None, typer.Option("--rerank/--no-rerank", help="Rerank the top hits (default: when configured).")
+    ] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Only sources starting with this path.")] = None,
+    glob: Annotated[
+        str | None, typer.Option("--glob", help="Only sources matching this glob, e.g. 'docs/*.pdf'.")
+    ] = None,
+    meta: Annotated[
+        list[str] | None, typer.Option("--meta", help="Only documents whose metadata has KEY=VALUE (repeatable).")
+    ] = None,
+    scores: Annotated[bool, typer.Option("--scores", help="Show per-retriever ranks and scores.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+) -> None:
+    """Find the passages that answer QUERY and quote them with file, page and section.
+
+    Examples:
+
+      kaynak search 'kat malikleri kurulu ne zaman toplanır' -c notes
+
+      kaynak search 'E11000' --mode keyword -k 3 --json
+    """
+    ctx = make_context()
+    try:
+        with errors_handled():
+            filters: dict[str, Any] = {"source_prefix": source, "source_glob": glob, "metadata": _metadata(meta)}
+            svc = ctx.search
+            cols: str | list[str] | None = collection or None
+            if cols and len(cols) == 1:
+                cols = cols[0]
+            plan = svc.plan(query, cols, mode)
+            hits = svc.search(query, cols, mode=mode, k=k, filters=filters, rerank=rerank, keyword_ranking=ranking)
+            if json_out:
+                print_json({"query": query, "mode": plan.mode, "hits": [h.to_dict() for h in hits]})
+                return
+            marks = svc.highlights(query, hits) if hits else []
+    finally:
+        ctx.close()
+    if not hits:
+        err_console.print(f"no matches ({plan.mode} search of {', '.join(c.name for c in plan.collections)})")
+        return
+    for n, (hit, spans) in enumerate(zip(hits, marks, strict=True), start=1):
+        place = Text(f"{n}. ", style="bold")
+        place.append(hit.source, style="bold cyan")
+        place.append(f"  p. {hit.page}")
+        if hit.section:
+            place.append(f"  § {hit.section}", style="magenta")
+        if len(plan.collections) > 1:
+            place.append(f"  [{hit.collection}]", style="dim")
+        console.print(place, soft_wrap=True)
+        quote = Text(hit.quote.text.replace("\n", " "))
+        for a, b in spans:
+            quote.stylize("bold yellow", a, b)
+        console.print(Padding(quote, (0, 0, 0, 3)))
+        if scores:
+            parts = [
+                f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+                for key, value in hit.scores.items()
+                if value is not None
+            ]
+            console.print("   " + "  ".join(parts), style="dim", highlight=False)
+        console.print()
