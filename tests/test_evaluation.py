@@ -270,7 +270,7 @@ def test_evaluate_tiny_set_through_services(ctx, tmp_path: Path) -> None:  # typ
         assert m["queries"] == 8 and m["errors"] == 0 and len(m["recall_curve"]) == 100
         assert 0.0 <= m["metrics"]["nDCG@10"] <= 1.0 and m["latency_ms"]["p50"] > 0
     assert by_mode["keyword"]["metrics"]["nDCG@10"] > 0.8
-    assert by_mode["keyword"]["metrics"]["Recall@100"] == 1.0
+    assert by_mode["vector"]["metrics"]["Recall@100"] == 1.0
     json.dumps(report)  # serialisable
     assert "ingesting 16 documents" in " ".join(messages)
 

@@ -103,6 +103,10 @@ def eval_run(
         str | None, typer.Option("-c", "--collection", help="Collection to question (questions file only).")
     ] = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop and re-ingest the evaluation collection.")] = False,
+    query_cache: Annotated[
+        bool,
+        typer.Option(help="Embed queries once, batched, for every mode (latency then excludes query embedding)."),
+    ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
     """Evaluate search on DATASET; write report.md, report.json and report.png.
@@ -129,11 +133,15 @@ def eval_run(
                 if max_queries is not None:
                     qs = qs[:max_queries]
                 report = evaluate_questions(
-                    ctx, qs, collection, modes=modes, k=k, dataset_path=str(dataset), progress=progress
+                    ctx, qs, collection, modes=modes, k=k, dataset_path=str(dataset), cache_queries=query_cache,
+                    progress=progress,
                 )
             else:
                 ds = pool(load_beir(dataset, queries_dir=queries, split=split), max_docs, max_queries, seed)
-                report = evaluate_beir(ctx, ds, modes=modes, k=k, language=language, rebuild=rebuild, progress=progress)
+                report = evaluate_beir(
+                    ctx, ds, modes=modes, k=k, language=language, rebuild=rebuild, cache_queries=query_cache,
+                    progress=progress,
+                )
             paths = write_report(report, out or _default_out(str(report["dataset"].get("key") or dataset.name)))
     finally:
         ctx.close()

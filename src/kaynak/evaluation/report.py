@@ -151,6 +151,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{col.get('documents')} documents, {col.get('chunks')} chunks"
         + (", reused" if col.get("reused") else f", ingested in {col.get('ingest_seconds')} s") + "."
     )
+    if col.get("query_vectors"):
+        lines.append("")
+        per = col.get("query_embedding_ms")
+        lines.append(f"Query vectors: {col['query_vectors']}" + (f"; {per} ms a query, batched." if per else "."))
     lines += ["", "## Results", ""]
     header, rows = metrics_table(report)
     lines += _table(header, rows)

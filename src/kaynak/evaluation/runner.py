@@ -30,7 +30,8 @@ from kaynak.types import LANGUAGES, LoadedDocument, Page
 
 if TYPE_CHECKING:
     from kaynak.context import Context
-    from kaynak.types import Hit
+    from kaynak.embeddings.base import Embedder
+    from kaynak.types import Collection, Hit
 
 SEARCH_K = 100  # the search service caps k at 100; Recall@100 needs all of them
 BASE_MODES = ("keyword", "vector", "hybrid")
@@ -166,10 +167,87 @@ def ensure_corpus(
     return info
 
 
-def _search(ctx: Context, query: str, collection: str, spec: ModeSpec, k: int) -> list[Hit]:
-    return ctx.search.search(
-        query, collections=[collection], mode=spec.mode, k=k, keyword_ranking=spec.keyword_ranking, rerank=spec.rerank
-    )
+class QueryVectorCache:
+    """An embedder that remembers query vectors, so that every mode reuses one batched embedding per query.
+
+    Embedding the queries in batches is several times faster than one by one (e5-small on 2 cores: about
+    0.28 s against 1.2 s a query under load) and the vector, hybrid and rerank modes need the same vector.
+    Passages go straight to the wrapped embedder.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.max_chars = inner.max_chars
+        self._vectors: dict[str, Any] = {}
+        self.seconds = 0.0
+        self.embedded = 0
+
+    @property
+    def truncated(self) -> int:
+        return self.inner.truncated
+
+    def prime(self, texts: Sequence[str], batch: int = 32) -> None:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        for i in range(0, len(todo), batch):
+            part = todo[i : i + batch]
+            t0 = time.perf_counter()
+            vecs = self.inner.embed_queries(part)
+            self.seconds += time.perf_counter() - t0
+            self.embedded += len(part)
+            self._vectors.update(zip(part, vecs, strict=True))
+
+    def embed_queries(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        self.prime(texts)
+        return np.stack([self._vectors[t] for t in texts]) if texts else self.inner.embed_queries([])
+
+    def embed_passages(self, texts: list[str]) -> Any:
+        return self.inner.embed_passages(texts)
+
+
+class _Searcher:
+    """Runs searches through a SearchService; with ``cache`` its query vectors come from a QueryVectorCache."""
+
+    def __init__(self, ctx: Context, cache: bool) -> None:
+        self.ctx = ctx
+        self.cache = cache
+        self.caches: dict[str, QueryVectorCache] = {}
+        if cache:
+            from kaynak.search import SearchService
+
+            self.service = SearchService(ctx.store, ctx.settings, self._embedder, ctx.reranker)
+        else:
+            self.service = ctx.search
+
+    def _embedder(self, name: str) -> Embedder:
+        if name not in self.caches:
+            self.caches[name] = QueryVectorCache(self.ctx.embedder(name))
+        return self.caches[name]  # type: ignore[return-value]
+
+    def prime(self, collection: Collection, queries: Sequence[str], progress: Progress | None) -> dict[str, Any]:
+        """Embed every query once, in batches, with the collection's embedder; returns the cost per query."""
+        if not self.cache:
+            return {"query_vectors": "embedded per search (latency includes query embedding)"}
+        from kaynak.search import SearchService
+
+        texts = [SearchService.check_query(q) for q in queries if q.strip()]
+        if progress:
+            progress(f"embedding {len(texts)} queries with {collection.embedder} (batched, once for every mode) …")
+        cache = self._embedder(collection.embedder)
+        assert isinstance(cache, QueryVectorCache)
+        cache.prime(texts)
+        per = 1000.0 * cache.seconds / cache.embedded if cache.embedded else 0.0
+        return {"query_vectors": "batched and cached (latency excludes query embedding)",
+                "query_embedding_ms": round(per, 2)}
+
+    def search(self, query: str, collection: str, spec: ModeSpec, k: int) -> list[Hit]:
+        return self.service.search(
+            query, collections=[collection], mode=spec.mode, k=k, keyword_ranking=spec.keyword_ranking,
+            rerank=spec.rerank,
+        )
 
 
 def versions(ctx: Context) -> dict[str, Any]:
@@ -198,7 +276,7 @@ def _settings(ctx: Context) -> dict[str, Any]:
 
 
 def _run_mode(
-    ctx: Context, queries: dict[str, str], collection: str, spec: ModeSpec, progress: Progress | None
+    searcher: _Searcher, queries: dict[str, str], collection: str, spec: ModeSpec, progress: Progress | None
 ) -> tuple[dict[str, list[str]], list[float], list[str]]:
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
@@ -206,7 +284,7 @@ def _run_mode(
     for i, (qid, text) in enumerate(queries.items(), 1):
         t0 = time.perf_counter()
         try:
-            hits = _search(ctx, text, collection, spec, SEARCH_K)
+            hits = searcher.search(text, collection, spec, SEARCH_K)
         except KaynakError as err:
             errors.append(f"{qid}: {err.message}")
             run[qid] = []
@@ -234,9 +312,14 @@ def evaluate_beir(
     k: int = 10,
     language: str | None = None,
     rebuild: bool = False,
+    cache_queries: bool = True,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Ingest (or reuse) the corpus, run every query in every mode, and return the report dict."""
+    """Ingest (or reuse) the corpus, run every query in every mode, and return the report dict.
+
+    ``cache_queries``: embed the queries once in batches and reuse the vectors in every mode (latency then
+    excludes query embedding, whose batched cost per query is reported); False measures it in every search.
+    """
     if not 1 <= k <= SEARCH_K:
         raise UsageError(f"--k must be between 1 and {SEARCH_K}, not {k}", "k")
     s = ctx.settings
@@ -247,12 +330,15 @@ def evaluate_beir(
     started = datetime.now(UTC)
     col = ensure_corpus(ctx, dataset, language=lang, embedder=embedder, rebuild=rebuild, progress=progress)
     qrels = dataset.qrels
+    searcher = _Searcher(ctx, cache_queries)
+    if any(sp.mode != "keyword" for sp in specs):
+        col.update(searcher.prime(ctx.search.get_collection(col["name"]), list(dataset.queries.values()), progress))
     mode_rows: list[dict[str, Any]] = []
     per_query: dict[str, dict[str, Any]] = {}
     for spec in specs:
         if progress:
             progress(f"searching {len(dataset.queries)} queries, mode {spec.label} …")
-        run, latencies, errors = _run_mode(ctx, dataset.queries, col["name"], spec, progress)
+        run, latencies, errors = _run_mode(searcher, dataset.queries, col["name"], spec, progress)
         means, per = M.evaluate(run, qrels, k)
         row = spec.to_dict()
         row.update(
@@ -304,6 +390,7 @@ def evaluate_questions(
     modes: str | Sequence[str] | None = None,
     k: int = 10,
     dataset_path: str = "",
+    cache_queries: bool = True,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Search each question in ``collection``; hit@k and MRR by source and by page; misses with their quotes."""
@@ -314,6 +401,11 @@ def evaluate_questions(
     reranker = s.reranker is not None and ctx.reranker() is not None
     specs = parse_modes(modes, default_ranking=s.keyword_ranking, reranker=reranker)
     started = datetime.now(UTC)
+    searcher = _Searcher(ctx, cache_queries)
+    col_info: dict[str, Any] = {"name": col.name, "language": col.language, "embedder": col.embedder,
+                                "documents": col.document_count, "chunks": col.chunk_count, "reused": True}
+    if any(sp.mode != "keyword" for sp in specs):
+        col_info.update(searcher.prime(col, [q.question for q in questions], progress))
     mode_rows: list[dict[str, Any]] = []
     misses: dict[str, list[dict[str, Any]]] = {}
     with_page = [q for q in questions if q.page is not None]
@@ -328,7 +420,7 @@ def evaluate_questions(
         for q in questions:
             t0 = time.perf_counter()
             try:
-                hits = _search(ctx, q.question, collection, spec, k)
+                hits = searcher.search(q.question, collection, spec, k)
             except KaynakError as err:
                 errors.append(f"{q.id}: {err.message}")
                 hits = []
@@ -371,8 +463,7 @@ def evaluate_questions(
         "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
         "dataset": {"name": dataset_path.rsplit("/", 1)[-1] or "questions", "key": dataset_path, "path": dataset_path,
                     "queries": len(questions), "questions_with_page": len(with_page)},
-        "collection": {"name": col.name, "language": col.language, "embedder": col.embedder,
-                       "documents": col.document_count, "chunks": col.chunk_count, "reused": True},
+        "collection": col_info,
         "settings": _settings(ctx),
         "versions": versions(ctx),
         "k": k,
