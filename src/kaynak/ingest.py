@@ -7,10 +7,11 @@ Pipeline (docs/adr/0006-ingest-pipeline.md)::
     discover files ──► [reader thread] hash → skip unchanged → load → chunk → header texts
                          │ bounded queue
                          ▼
-                       [calling thread] embed in batches across documents (keeps the embedder busy)
+                       [calling thread] embed in batches across documents (keeps the embedder busy);
+                         a new collection is created here once 16 documents are in (language detection)
                          │ bounded queue
                          ▼
-                       [writer thread] one transaction per document: replace_document(skip_if_unchanged=True)
+                       [2 writer threads] one transaction per document: replace_document(skip_if_unchanged=True)
 
 Identity is (collection, source); ``source`` is the path relative to the ingest root (a folder argument's own
 folder, or a file argument's parent). The sha256 of the file's bytes decides: unchanged → skipped before
@@ -402,6 +403,10 @@ class _Run:
         self._lock = threading.Lock()
         self.ready: queue.Queue[Any] = queue.Queue(maxsize=32)
         self.to_write: queue.Queue[Any] = queue.Queue(maxsize=8)
+        # Two writers overlap one document's commit with the next one's COPY; more only add lock traffic.
+        self.n_writers = max(1, min(2, s.pool_size - 1))
+        self.backlog: list[_Prepared] = []  # embedded documents waiting for a new collection's language
+        self.backlog_chars = 0
 
     # ----------------------------------------------------------------- bookkeeping (any thread)
     def emit(self, kind: EventKind, **kw: Any) -> None:
@@ -510,7 +515,7 @@ class _Run:
                     pos += take
                     if d.filled == len(d.texts):
                         pending.popleft()
-                        self._put(self.to_write, d, self.abort)
+                        self._forward(d)
                 n_pending -= len(texts)
                 with self._lock:
                     self.chunks_embedded += len(texts)
@@ -518,13 +523,31 @@ class _Run:
                     self.emit("embedded")
             if self.stop.is_set() and not producer_done:
                 self.report.interrupted = True
+            self._flush_backlog()
         finally:
             self.report.truncated = max(0, self.emb.truncated - truncated_before)
-            self._put(self.to_write, _DONE, self.abort)
+            for _ in range(self.n_writers):
+                self._put(self.to_write, _DONE, self.abort)
 
-    # ----------------------------------------------------------------- stage 3: write (writer thread)
+    def _forward(self, d: _Prepared) -> None:
+        """Hand an embedded document to the writers; a new collection is created once a sample is in."""
+        if self.collection is not None:
+            self._put(self.to_write, d, self.abort)
+            return
+        self.backlog.append(d)
+        self.backlog_chars += sum(len(p.text) for p in d.pages)
+        if len(self.backlog) >= _DETECT_DOCS or self.backlog_chars >= _DETECT_CHARS:
+            self._flush_backlog()
+
+    def _flush_backlog(self) -> None:
+        if self.backlog and not self.abort.is_set():
+            self._create_collection(self.backlog)
+            for item in self.backlog:
+                self._put(self.to_write, item, self.abort)
+        self.backlog = []
+
+    # ----------------------------------------------------------------- stage 3: write (writer threads)
     def write_loop(self) -> None:
-        backlog: list[_Prepared] = []
         try:
             while True:
                 try:
@@ -533,24 +556,9 @@ class _Run:
                     if self.abort.is_set():
                         return
                     continue
-                if item is _DONE:
-                    break
-                if self.abort.is_set():
+                if item is _DONE or self.abort.is_set():
                     return
-                if self.collection is None:
-                    backlog.append(item)
-                    chars = sum(sum(len(p.text) for p in d.pages) for d in backlog)
-                    if len(backlog) >= _DETECT_DOCS or chars >= _DETECT_CHARS:
-                        self._create_collection(backlog)
-                        for d in backlog:
-                            self._write(d)
-                        backlog = []
-                    continue
                 self._write(item)
-            if backlog:
-                self._create_collection(backlog)
-                for d in backlog:
-                    self._write(d)
         except BaseException as err:
             self.errors.append(err)
             self.abort.set()
@@ -589,19 +597,25 @@ class _Run:
     # ----------------------------------------------------------------- all together
     def run(self, items: Iterable[Any], prepare: Callable[[Any], _Result]) -> None:
         reader = threading.Thread(target=self.produce, args=(items, prepare), name="kaynak-ingest-read", daemon=True)
-        writer = threading.Thread(target=self.write_loop, name="kaynak-ingest-write", daemon=True)
+        writers = [
+            threading.Thread(target=self.write_loop, name=f"kaynak-ingest-write-{i}", daemon=True)
+            for i in range(self.n_writers)
+        ]
         reader.start()
-        writer.start()
+        for w in writers:
+            w.start()
         try:
             self.embed_loop()
         except BaseException:
             self.abort.set()
             self.closed.set()
             reader.join(timeout=5)
-            writer.join(timeout=5)
+            for w in writers:
+                w.join(timeout=5)
             raise
         self.closed.set()
-        writer.join()
+        for w in writers:
+            w.join()
         reader.join(timeout=5)
         if self.errors:
             err = self.errors[0]
