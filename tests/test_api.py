@@ -181,6 +181,12 @@ def test_errors_are_problem_json(http: httpx.Client, seeded: str) -> None:
                    404)
     assert_problem(http.get("/v2/whatever"), 404, "/docs")
     assert_problem(http.put("/v1/search"), 405)
+    # NUL characters cannot reach PostgreSQL: 400/422, never 500
+    for params in ({"q": "a\x00b"}, {"q": "x", "collections": "\x00"}, {"q": "x", "source_glob": "\x00"}):
+        assert http.get("/v1/search", params=params).status_code == 400
+    assert_problem(http.get("/v1/chunks/%00"), 400, "NUL")
+    assert_problem(http.get(f"/v1/collections/{seeded}/documents/a%00b"), 400, "source")
+    assert_problem(http.post("/v1/search", json={"q": "x", "filters": {"metadata": {"k": "\x00"}}}), 422, "NUL")
 
 
 # ---------------------------------------------------------------------------------------------- auth

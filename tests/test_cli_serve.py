@@ -43,9 +43,8 @@ def test_python_dash_m_and_completion(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "kaynak", "--help"], capture_output=True, text=True, cwd=tmp_path,
                          timeout=60)
     assert out.returncode == 0 and "serve" in out.stdout and "mcp" in out.stdout
-    comp = subprocess.run([sys.executable, "-m", "kaynak", "--show-completion", "bash"], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=60)
-    assert comp.returncode == 0 and "complete" in comp.stdout
+    comp = runner.invoke(app, ["--show-completion", "bash"])
+    assert comp.exit_code == 0 and "_KAYNAK_COMPLETE=complete_bash" in comp.output
 
 
 def test_serve_subprocess(env: dict[str, str], tmp_path: Path) -> None:

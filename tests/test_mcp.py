@@ -25,7 +25,6 @@ from kaynak.context import Context
 from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.mcp_server import build_mcp
 from kaynak.store import Store
-from kaynak.store.server import stop_embedded
 from kaynak.types import Chunk, Page
 
 DOCS = {
@@ -141,7 +140,8 @@ def test_streamable_http_with_sdk_client(collection: str, data_dir: Path, databa
     ctx = Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash"))
 
     async def main(url: str) -> dict[str, Any]:
-        async with Client(f"{url}/mcp", read_timeout_seconds=60) as client:
+        # mode="legacy": the initialize handshake that today's clients (Claude Code, Cursor) use
+        async with Client(f"{url}/mcp", read_timeout_seconds=60, mode="legacy") as client:
             return await exercise(client, collection)
 
     with running(create_app(ctx)) as url:
@@ -161,6 +161,8 @@ def test_tool_errors_are_messages(collection: str, store: Store, data_dir: Path,
                 await client.call_tool("read_context", {"chunk_id": "0" * 20}),
                 await client.call_tool("read_page", {"collection": collection, "source": "nope.md", "page": 1}),
                 await client.call_tool("search", {"query": "x", "k": 0}),
+                await client.call_tool("search", {"query": "a\x00b"}),
+                await client.call_tool("read_page", {"collection": "\x00", "source": "a", "page": 1}),
             ]
 
     results = anyio.run(main)
@@ -169,6 +171,7 @@ def test_tool_errors_are_messages(collection: str, store: Store, data_dir: Path,
     assert "no_such_collection" in results[0].content[0].text
     assert "0" * 20 in results[1].content[0].text
     assert "nope.md" in results[2].content[0].text
+    assert "NUL" in results[4].content[0].text and "NUL" in results[5].content[0].text
 
 
 class WriteGuard:
@@ -239,12 +242,13 @@ def _rpc(id_: int | None, method: str, params: dict[str, Any] | None = None) -> 
     return json.dumps(msg) + "\n"
 
 
-def test_stdout_carries_only_protocol_and_cold_start(tmp_path: Path) -> None:
-    """A raw session against a fresh data folder: the embedded PostgreSQL server initialises and starts inside
-    the first tool call, and still every byte on stdout is a JSON-RPC message. Also measures cold start."""
-    data = tmp_path / "data"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KAYNAK_DATA_DIR": str(data),
-           "KAYNAK_EMBEDDER": "hash", "KAYNAK_LOG_FILE": str(tmp_path / "mcp.log")}
+def test_stdout_carries_only_protocol_and_cold_start(data_dir: Path, tmp_path: Path) -> None:
+    """A raw session: the server finds the embedded PostgreSQL server through its data folder (no URL), runs
+    tools that hit the database and fail, and still every byte on stdout is a JSON-RPC message. Measures cold
+    start (spawn to initialize response)."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KAYNAK_DATA_DIR": str(data_dir),
+           "KAYNAK_EMBEDDER": "hash", "KAYNAK_LOG_FILE": str(tmp_path / "mcp.log"),
+           "KAYNAK_COLLECTION": "no_such_collection_here"}
     proc = subprocess.Popen([sys.executable, "-m", "kaynak", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True, encoding="utf-8")
     try:
@@ -271,15 +275,15 @@ def test_stdout_carries_only_protocol_and_cold_start(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-        stop_embedded(data)
     messages = [json.loads(line) for line in lines if line.strip()]  # any non-JSON line fails here
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     by_id = {m.get("id"): m for m in messages}
     assert by_id[1]["result"]["serverInfo"]["name"] == "kaynak"
     assert {t["name"] for t in by_id[2]["result"]["tools"]} == TOOLS
-    assert by_id[3]["result"]["structuredContent"] == {"collections": []}
-    assert by_id[4]["result"]["isError"] is True  # no collection yet: a tool error with a message, not a crash
-    assert "default" in by_id[4]["result"]["content"][0]["text"]
+    assert isinstance(by_id[3]["result"]["structuredContent"]["collections"], list)
+    assert by_id[4]["result"]["isError"] is True  # unknown collection: a tool error with a message, not a crash
+    assert "no_such_collection_here" in by_id[4]["result"]["content"][0]["text"]
+    assert proc.returncode == 0, stderr
     assert "kaynak MCP server on stdio" in stderr
     assert (tmp_path / "mcp.log").read_text().count("kaynak MCP server on stdio") == 1
     print(f"\nkaynak mcp cold start to initialize response: {cold_start:.2f} s")

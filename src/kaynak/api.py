@@ -49,6 +49,8 @@ GENERIC_TYPES = {"", "application/octet-stream", "binary/octet-stream", "applica
 CONTENT_TYPES: dict[str, set[str]] = {
     ".pdf": {"application/pdf", "application/x-pdf"},
     ".md": {"text/markdown", "text/x-markdown", "text/plain"},
+    ".mdx": {"text/markdown", "text/x-markdown", "text/mdx", "text/plain"},
+    ".xhtml": {"application/xhtml+xml", "text/html"},
     ".markdown": {"text/markdown", "text/x-markdown", "text/plain"},
     ".txt": {"text/plain"},
     ".text": {"text/plain"},
@@ -83,7 +85,38 @@ class UploadTooLarge(StarletteHTTPException):
 
 
 # ---------------------------------------------------------------------------------------------- request models
-class SearchFiltersIn(BaseModel):
+def _reject_nul(value: Any, where: str) -> Any:
+    """PostgreSQL text cannot hold NUL characters: refuse them at the door with a 400, not a 500 later."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise UsageError(f"{where} contains a NUL character (\\u0000), which kaynak cannot store or search", where)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _reject_nul(k, where)
+            _reject_nul(v, where)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _reject_nul(v, where)
+    return value
+
+
+def _no_nul_params(request: Request) -> None:
+    for key, value in [*request.query_params.multi_items(), *request.path_params.items()]:
+        _reject_nul(key, "a parameter name")
+        _reject_nul(value, key)
+
+
+class _NoNul(BaseModel):
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, v: Any, info: Any) -> Any:
+        try:
+            return _reject_nul(v, info.field_name)
+        except UsageError as err:
+            raise ValueError(err.message) from None
+
+
+class SearchFiltersIn(_NoNul):
     model_config = ConfigDict(extra="forbid")
 
     source_prefix: str | None = Field(None, max_length=1000, description="Only sources starting with this path.")
@@ -91,7 +124,7 @@ class SearchFiltersIn(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Only documents whose metadata contains this.")
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(_NoNul):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     q: str = Field(
@@ -112,7 +145,7 @@ class SearchRequest(BaseModel):
         return _parse_collections(v)
 
 
-class CollectionIn(BaseModel):
+class CollectionIn(_NoNul):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(..., min_length=1, max_length=200)
@@ -263,6 +296,7 @@ def create_app(context: Context | None = None) -> FastAPI:
             "The MCP Streamable HTTP endpoint is at `/mcp`."
         ),
         lifespan=lifespan,
+        dependencies=[Depends(_no_nul_params)],
     )
     app.state.context = ctx
 

@@ -80,7 +80,10 @@ def build_mcp(
             state["s"] = search() if callable(search) else search
         return state["s"]
 
-    def call(fn: Callable[[SearchService], Any]) -> Any:
+    def call(fn: Callable[[SearchService], Any], *texts: Any) -> Any:
+        for t in texts:  # PostgreSQL text cannot hold NUL: refuse it with a message rather than a crash
+            if "\x00" in (",".join(t) if isinstance(t, list) else str(t or "")):
+                raise ToolError("arguments must not contain NUL characters (\\u0000)")
         try:
             return fn(service())
         except KaynakError as err:
@@ -143,7 +146,7 @@ def build_mcp(
             hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)  # type: ignore[attr-defined]
             return [_hit_for_model(h.to_dict()) for h in hits]
 
-        return {"hits": call(run)}
+        return {"hits": call(run, query, collections, source_prefix)}
 
     @server.tool(title="List collections", annotations=read_only)
     def list_collections() -> dict[str, Any]:
@@ -179,7 +182,7 @@ def build_mcp(
                 for d in s.list_documents(collection, prefix, limit)
             ]
 
-        return {"documents": call(run)}
+        return {"documents": call(run, collection, prefix)}
 
     @server.tool(title="Read around a hit", annotations=read_only)
     def read_context(
@@ -200,7 +203,7 @@ def build_mcp(
                 for c in s.chunk_context(chunk_id, before, after)
             ]
 
-        return {"chunks": call(run)}
+        return {"chunks": call(run, chunk_id)}
 
     @server.tool(title="Read a page", annotations=read_only)
     def read_page(
@@ -212,7 +215,7 @@ def build_mcp(
         (Markdown, HTML, DOCX) have a single page 1.
         """
         return {"collection": collection, "source": source, "page": page,
-                "text": call(lambda s: s.page_text(collection, source, page))}
+                "text": call(lambda s: s.page_text(collection, source, page), collection, source)}
 
     return server
 
