@@ -141,7 +141,8 @@ def test_queries_from_another_folder(tmp_path: Path) -> None:
     shutil.copytree(TINY, root / "tr")
     (root / "tr" / "corpus.jsonl").unlink()  # the query folder needs no corpus
     ds = load_beir(en, queries_dir=root / "tr")
-    assert ds.key == "xq/tr→en" and ds.queries_path == root / "tr"
+    assert ds.key == "xq/tr→en" and ds.queries_path == root / "tr" and ds.corpus_key == "xq/en"
+    assert collection_name(ds, "hash", "english", 800, 1) == collection_name(load_beir(en), "hash", "english", 800, 1)
     assert infer_language(ds) == "english"
     assert infer_language(load_beir(root / "en"), "turkish") == "turkish"
     shutil.copytree(TINY, root / "tr2" / "tr")

@@ -52,6 +52,11 @@ class BeirDataset:
             return f"{q}→{base}"
         return base
 
+    @property
+    def corpus_key(self) -> str:
+        """The corpus's short id (``xquad/en`` also for Turkish queries against it)."""
+        return _short_name(self.path)
+
     def relevant(self, qid: str) -> set[str]:
         return {d for d, r in self.qrels.get(qid, {}).items() if r > 0}
 

@@ -112,8 +112,7 @@ def collection_name(dataset: BeirDataset, embedder: str, language: str, chunk_si
     h = hashlib.sha256(
         "\x1f".join((dataset.corpus_fingerprint(), embedder, language, str(chunk_size), str(overlap))).encode()
     ).hexdigest()[:10]
-    corpus_key = _slug(dataset.key.split("→")[-1] if "→" in dataset.key else dataset.key)
-    return f"eval_{corpus_key}_{_slug(embedder, 20)}_{h}"
+    return f"eval_{_slug(dataset.corpus_key)}_{_slug(embedder, 20)}_{h}"
 
 
 def beir_documents(dataset: BeirDataset) -> Iterator[tuple[str, str, LoadedDocument]]:
@@ -155,7 +154,17 @@ def ensure_corpus(
     if progress:
         progress(f"ingesting {len(dataset.corpus)} documents into {name} ({language}, {embedder}) …")
     t0 = time.perf_counter()
-    result = ctx.ingest.ingest_documents(name, beir_documents(dataset), language=language, embedder=embedder)
+    total = len(dataset.corpus)
+    step = max(50, total // 10)
+
+    def on_event(event: Any) -> None:
+        done = getattr(event, "files_done", 0)
+        if progress and getattr(event, "kind", None) == "document" and done and done % step == 0:
+            progress(f"  {done}/{total} documents, {time.perf_counter() - t0:.0f} s")
+
+    result = ctx.ingest.ingest_documents(
+        name, beir_documents(dataset), language=language, embedder=embedder, progress=on_event
+    )
     seconds = time.perf_counter() - t0
     col = ctx.search.get_collection(name)
     failed = _count(result, "failed", "errors")
