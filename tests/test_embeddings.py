@@ -155,6 +155,7 @@ def test_nul_and_lone_surrogates_do_not_cut_text() -> None:
     e = HashEmbedder()
     np.testing.assert_array_equal(e.embed_passages(["alpha\x00beta"]), e.embed_passages(["alpha beta"]))
     assert unit_rows(e.embed_passages(["bad \ud800 surrogate"]))
+    assert not e.embed_passages(["\x00 \x00"]).any()  # only NULs and spaces: blank
 
 
 def test_truncation_is_counted() -> None:

@@ -119,19 +119,20 @@ class CrossEncoderReranker:
         return model
 
     def score(self, query: str, passages: list[str]) -> list[float]:
-        items = check_texts(passages)
+        items = [clean_text(p) for p in check_texts(passages)]
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
         if not items:
             return []
+        query = clean_text(query)
         if not query.strip():
             return [0.0] * len(items)
         rows = [i for i, p in enumerate(items) if p and not p.isspace()]
         scores = np.zeros(len(items), dtype=np.float64)
         if rows:
             self.load()
-            q = cut_chars(clean_text(query), self.max_chars)
-            pairs = [(q, cut_chars(clean_text(items[i]), self.max_chars)) for i in rows]
+            q = cut_chars(query, self.max_chars)
+            pairs = [(q, cut_chars(items[i], self.max_chars)) for i in rows]
             with self._lock:
                 raw = self._model.predict(
                     pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True

@@ -138,7 +138,7 @@ class BaseEmbedder:
         return self._embed(texts, False)
 
     def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        items = check_texts(texts)
+        items = [clean_text(t) for t in check_texts(texts)]
         rows = [i for i, t in enumerate(items) if t and not t.isspace()]
         if not rows:
             return np.zeros((len(items), self.dim), dtype=np.float32)
@@ -149,7 +149,7 @@ class BaseEmbedder:
             with self._lock:
                 batch: list[str] = []
                 for i in chunk:
-                    text, was_cut = self._fit(clean_text(items[i]), is_query)
+                    text, was_cut = self._fit(items[i], is_query)
                     batch.append(text)
                     self.truncated += was_cut
                 out[chunk] = self._encode(batch, is_query)
