@@ -148,6 +148,13 @@ def test_search_get_and_post(http: httpx.Client, seeded: str) -> None:
                                       "filters": {"source_prefix": "notes/"}})
     assert q.status_code == 200, q.text
     assert q.json()["hits"] and {h["source"] for h in q.json()["hits"]} == {"notes/boiler.txt"}
+    for ranking in ("bm25", "ts_rank_cd"):
+        g = http.get("/v1/search", params={"q": "boiler", "collections": seeded, "mode": "keyword",
+                                           "ranking": ranking, "meta": "kind=test"})
+        assert g.status_code == 200 and g.json()["hits"][0]["source"] == "notes/boiler.txt", g.text
+    none = http.get("/v1/search", params={"q": "boiler", "collections": seeded, "meta": "kind=other"})
+    assert none.status_code == 200 and none.json()["hits"] == []
+    assert_problem(http.get("/v1/search", params={"q": "boiler", "meta": "novalue"}), 400, "KEY=VALUE")
 
 
 def test_browse(http: httpx.Client, seeded: str) -> None:

@@ -138,6 +138,7 @@ class SearchRequest(_NoNul):
     k: int = Field(10, ge=1, le=100)
     filters: SearchFiltersIn | None = None
     rerank: bool | None = Field(None, description="Rerank with the configured cross-encoder; omit for the default.")
+    ranking: Literal["bm25", "ts_rank_cd"] | None = Field(None, description="Keyword ranking; omit for the setting.")
 
     @field_validator("collections")
     @classmethod
@@ -372,7 +373,8 @@ def create_app(context: Context | None = None) -> FastAPI:
             filters.pop("metadata", None)
         start = time.perf_counter()
         hits = ctx.search.search(  # type: ignore[attr-defined]
-            req.q, collections=req.collections, mode=req.mode, k=req.k, filters=filters or None, rerank=req.rerank
+            req.q, collections=req.collections, mode=req.mode, k=req.k, filters=filters or None, rerank=req.rerank,
+            keyword_ranking=req.ranking,
         )
         took = (time.perf_counter() - start) * 1000
         log.info("search %r → %d hits in %.0f ms", req.q[:80], len(hits), took)
@@ -389,7 +391,11 @@ def create_app(context: Context | None = None) -> FastAPI:
         k: Annotated[int, Query(ge=1, le=100)] = 10,
         source_prefix: Annotated[str | None, Query(max_length=1000)] = None,
         source_glob: Annotated[str | None, Query(max_length=1000)] = None,
+        meta: Annotated[
+            list[str] | None, Query(max_length=1000, description="KEY=VALUE metadata filter (repeatable).")
+        ] = None,
         rerank: bool | None = None,
+        ranking: Literal["bm25", "ts_rank_cd"] | None = None,
     ) -> dict[str, Any]:
         """Hybrid search. Returns `{"hits": [...]}`, best first: each hit has `source`, `title`, `page`,
         `section`, `quote` (verbatim, with offsets into the page), `text`, `score`, per-retriever `scores` and
@@ -397,10 +403,17 @@ def create_app(context: Context | None = None) -> FastAPI:
 
         Example: `GET /v1/search?q=kat%20malikleri%20kurulu&collections=hukuk&k=5`
         """
+        metadata: dict[str, Any] = {}
+        for item in meta or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"meta filter {item!r} is not KEY=VALUE", "meta")
+            metadata[key.strip()] = value
         filters = None
-        if source_prefix or source_glob:
-            filters = SearchFiltersIn(source_prefix=source_prefix, source_glob=source_glob)
-        req = SearchRequest(q=q, collections=collections, mode=mode, k=k, filters=filters, rerank=rerank)
+        if source_prefix or source_glob or metadata:
+            filters = SearchFiltersIn(source_prefix=source_prefix, source_glob=source_glob, metadata=metadata)
+        req = SearchRequest(q=q, collections=collections, mode=mode, k=k, filters=filters, rerank=rerank,
+                            ranking=ranking)
         return _search(req)
 
     @app.post("/v1/search", tags=["search"], dependencies=[Read], summary="Search (JSON body)")

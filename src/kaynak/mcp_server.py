@@ -68,7 +68,7 @@ def build_mcp(
     """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import ToolAnnotations
+    from mcp.types import ToolAnnotations
 
     from kaynak import __version__
     from kaynak.errors import KaynakError
@@ -94,7 +94,10 @@ def build_mcp(
         try:
             s = service()
             s.list_collections()
-            s.embedder_factory(s.settings.embedder)
+            embedder = s.embedder_factory(s.settings.embedder)
+            load = getattr(embedder, "load", None)
+            if callable(load):
+                load()  # the weights, not just the object
             log.info("warmed up database and embedder in %.1f s", time.perf_counter() - start)
         except Exception as err:  # reported again, with its message, on the first tool call
             log.warning("warm-up failed: %s", err)
@@ -253,3 +256,7 @@ def run_stdio() -> None:
         server.run("stdio")
     finally:
         context.close()
+
+
+if __name__ == "__main__":  # python -m kaynak.mcp_server: the stdio server without the CLI's imports
+    run_stdio()
