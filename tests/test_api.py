@@ -352,7 +352,7 @@ def test_ingest_runs_off_the_event_loop(ctx: Context, http: httpx.Client, seeded
 # ---------------------------------------------------------------------------------------------- no 5xx, ever
 text = st.text(st.characters(codec="utf-8"), max_size=60)
 maybe_int = st.one_of(st.integers(-10, 10_000_000).map(str), text)
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @PROPERTY
@@ -383,7 +383,7 @@ def segment(s: str) -> str:
     return quote(s, safe="")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=text.map(segment), source=text, number=maybe_int, chunk=text.map(segment), limit=maybe_int)
 def test_browse_never_5xx(http: httpx.Client, seeded: str, name: str, source: str, number: str, chunk: str,
                           limit: str) -> None:
