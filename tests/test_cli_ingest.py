@@ -169,6 +169,9 @@ def test_sigint_stops_cleanly_and_says_so(env: dict[str, str], store: Store, tmp
     sources = make_files(tmp_path, 120, paragraphs=2)
     proc = kaynak("ingest", str(tmp_path), "-c", unique_name, "--language", "english")
     _wait_for_documents(store, unique_name, proc, 1)
+    # Searches keep answering while the ingest writes.
+    col = store.get_collection(unique_name)
+    assert store.keyword_search([col], "river bridge", k=3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -266,7 +266,13 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
                 add(p, p.name, explicit=True)
             continue
         root = p.resolve()
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+        def walk_error(err: OSError, root: Path = root) -> None:
+            where = Path(err.filename or root)
+            source = where.relative_to(root).as_posix() if _within(where, root) else str(where)
+            fail(source, f"{where}: cannot read the folder ({err.strerror or err})")
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=False):
             here = Path(dirpath)
             dirnames.sort()
             keep = []
