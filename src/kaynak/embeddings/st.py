@@ -48,27 +48,25 @@ class KnownModel:
 
 
 KNOWN_EMBEDDERS: dict[str, KnownModel] = {
-    "intfloat/multilingual-e5-small": KnownModel(
-        384, *E5_PREFIXES, 512, "multilingual (Turkish ok); full-precision e5-small"
-    ),
-    "intfloat/multilingual-e5-base": KnownModel(768, *E5_PREFIXES, 512, "multilingual (Turkish ok)"),
-    "intfloat/multilingual-e5-large": KnownModel(1024, *E5_PREFIXES, 512, "multilingual (Turkish ok)"),
+    "intfloat/multilingual-e5-small": KnownModel(384, *E5_PREFIXES, 512, "multilingual; full-precision e5-small"),
+    "intfloat/multilingual-e5-base": KnownModel(768, *E5_PREFIXES, 512, "multilingual"),
+    "intfloat/multilingual-e5-large": KnownModel(1024, *E5_PREFIXES, 512, "multilingual"),
     "intfloat/multilingual-e5-large-instruct": KnownModel(
-        1024, E5_INSTRUCT_QUERY, "", 512, "multilingual; instruction on queries only"
+        1024, E5_INSTRUCT_QUERY, "", 512, "multilingual; instruction on queries"
     ),
     "intfloat/e5-small-v2": KnownModel(384, *E5_PREFIXES, 512, "English only"),
     "intfloat/e5-base-v2": KnownModel(768, *E5_PREFIXES, 512, "English only"),
     "intfloat/e5-large-v2": KnownModel(1024, *E5_PREFIXES, 512, "English only"),
-    "BAAI/bge-m3": KnownModel(1024, "", "", 8192, "multilingual (Turkish ok), no prefixes, 8192 tokens"),
+    "BAAI/bge-m3": KnownModel(1024, "", "", 8192, "multilingual; 8192 tokens"),
     "BAAI/bge-small-en-v1.5": KnownModel(384, BGE_EN_QUERY, "", 512, "English only"),
     "BAAI/bge-base-en-v1.5": KnownModel(768, BGE_EN_QUERY, "", 512, "English only"),
     "BAAI/bge-large-en-v1.5": KnownModel(1024, BGE_EN_QUERY, "", 512, "English only"),
     "sentence-transformers/all-MiniLM-L6-v2": KnownModel(384, "", "", 256, "English only; small and fast"),
     "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2": KnownModel(
-        384, "", "", 128, "multilingual paraphrase model (not trained for retrieval)"
+        384, "", "", 128, "multilingual paraphrase (not for retrieval)"
     ),
     "sentence-transformers/paraphrase-multilingual-mpnet-base-v2": KnownModel(
-        768, "", "", 128, "multilingual paraphrase model (not trained for retrieval)"
+        768, "", "", 128, "multilingual paraphrase (not for retrieval)"
     ),
 }
 _KNOWN_BY_KEY = {k.lower(): v for k, v in KNOWN_EMBEDDERS.items()}
