@@ -10,11 +10,12 @@ subclass naming the file: UnsupportedFileType, FileTooLarge, EncryptedFile, Corr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from kaynak.errors import CorruptFile, LoaderError, NoText, UnsupportedFileType
-from kaynak.types import LoadedDocument, Page
+from kaynak.types import LoadedDocument, Page, Section
 
 from .normalize import decode_bytes, decode_with_encoding, normalize_text
 
@@ -117,12 +118,26 @@ def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
         raise CorruptFile(path, "file needs too much memory to read") from None
     except Exception as err:  # a bug or an input no loader anticipated: still name the file
         raise CorruptFile(path, f"could not be read ({type(err).__name__}: {err})") from err
-    pages = [Page(p.number, normalize_text(p.text), p.sections) if _dirty(p) else p for p in doc.pages]
-    doc.pages = pages
-    if not any(p.text.strip() for p in pages):
+    doc.pages = [_scrub(p) for p in doc.pages]
+    if not any(p.text.strip() for p in doc.pages):
         raise NoText(path, "no text")
     return doc
 
 
-def _dirty(page: Page) -> bool:
-    return page.text != normalize_text(page.text)
+_FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+
+
+def _scrub(page: Page) -> Page:
+    """Loaders normalise their text; this last guard removes what PostgreSQL cannot store (NUL, lone surrogates)
+    should any slip through, keeping section offsets true."""
+    if not _FORBIDDEN.search(page.text):
+        return page
+    keep = [not _FORBIDDEN.match(ch) for ch in page.text]
+    prefix = [0]
+    for k in keep:
+        prefix.append(prefix[-1] + k)
+    text = "".join(ch for ch, k in zip(page.text, keep, strict=True) if k)
+    sections = [
+        Section(prefix[s.start], prefix[s.end], s.path) for s in page.sections if prefix[s.end] > prefix[s.start]
+    ]
+    return Page(page.number, text, sections)

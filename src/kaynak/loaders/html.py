@@ -286,7 +286,7 @@ def load_html(path: Path, data: bytes) -> LoadedDocument:
         raise CorruptFile(path, f"HTML could not be parsed ({err})") from None
 
     title_node = tree.css_first("title")
-    raw_title = title_node.text_content if title_node is not None else None
+    raw_title = title_node.text(deep=True) if title_node is not None else None
     html_node = tree.css_first("html")
     lang = html_node.attributes.get("lang") if html_node is not None else None
     meta: dict[str, str] = {}

@@ -67,6 +67,32 @@ def _parse_front_matter(kind: str, raw: str) -> tuple[dict[str, Any], str | None
     return json_safe(data), None
 
 
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def strip_mdx_comments(source: str) -> str:
+    """Remove MDX ``{/* … */}`` comments (heading anchors) outside code fences, before Markdown parsing: the
+    parser would read their stars as emphasis."""
+    if "{/*" not in source:
+        return source
+    out: list[str] = []
+    fence: str | None = None
+    for line in source.split("\n"):
+        m = _FENCE_RE.match(line)
+        if fence is None and m:
+            fence = m.group(1)[0] * len(m.group(1))
+        elif fence is not None and m and m.group(1).startswith(fence):
+            fence = None
+        elif fence is None and "{/*" in line:
+            line = (
+                _MDX_COMMENT_RE.sub("", line).rstrip()
+                if line.strip().startswith("#")
+                else _MDX_COMMENT_RE.sub("", line)
+            )
+        out.append(line)
+    return "\n".join(out)
+
+
 def _strip_markup(text: str) -> str:
     text = _MDX_COMMENT_RE.sub("", text)
     text = _HTML_COMMENT_RE.sub("", text)
@@ -167,7 +193,7 @@ def load_markdown(path: Path, data: bytes) -> LoadedDocument:
             warnings.append(warning)
 
     builder = TextBuilder()
-    _render(_parser().parse(body), builder)
+    _render(_parser().parse(strip_mdx_comments(body)), builder)
     page_text, sections = builder.finish()
 
     title = meaningful_title(front.get("title")) if isinstance(front.get("title"), str) else None

@@ -145,8 +145,11 @@ def _finish_line(pieces: list[_Piece], order: int) -> Line | None:
     )
 
 
-def extract_lines(page: Any) -> list[Line | None]:
-    """The page's lines in content-stream order; None stands for a blank line."""
+def extract_lines(page: Any, raw: list[str] | None = None) -> list[Line | None]:
+    """The page's lines in content-stream order; None stands for a blank line.
+
+    ``raw``, when given, receives every text fragment as pypdf reports it (joined, pypdf's plain extraction).
+    """
     lines: list[Line | None] = []
     current: list[_Piece] = []
 
@@ -154,6 +157,8 @@ def extract_lines(page: Any) -> list[Line | None]:
         nonlocal current
         if not text:
             return
+        if raw is not None:
+            raw.append(text)
         m = _mult(list(tm), list(cm))
         upright = m[0] > 0 and m[3] > 0 and abs(m[1]) < 1e-6 * abs(m[0]) + 1e-9 and abs(m[2]) < 1e-6 * abs(m[3]) + 1e-9
         size = abs(float(font_size or 0) * (math.hypot(m[2], m[3]) or 1.0))
@@ -386,7 +391,7 @@ def join_split_letters(text: str, vocab: Vocabulary) -> str:
     return text
 
 
-_SPACE_BEFORE_PUNCT_RE = re.compile(r"(?<=[^\W_]) +([,.;:!?)\]”’»])(?=[\s”’\"»)]|$)")
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"(?<=[^\W_]) +([,.)\]”’»])(?=[\s”’\"»)]|$)")
 _SPACE_AFTER_OPEN_RE = re.compile(r"([(\[“‘«]) +(?=\w)")
 
 
@@ -636,7 +641,9 @@ def _open(path: Path, data: bytes) -> Any:
     return reader
 
 
-def load_pdf(path: Path, data: bytes) -> LoadedDocument:
+def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None) -> LoadedDocument:
+    """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
+    is what the benchmark and the tests measure hyphenation artifacts against."""
     if not data.strip():
         raise NoText(path, "no text (empty file)")
     reader = _open(path, data)
@@ -652,17 +659,22 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     pages_lines: list[list[Line]] = []
     first_error = ""
     for i in range(n_pages):
+        fragments: list[str] = []
         try:
             page = reader.pages[i]
-            raw = extract_lines(page)
+            raw = extract_lines(page, fragments)
             box = page.mediabox
             width, left = float(box.width), float(box.left)
         except Exception as err:
+            if raw_pages is not None:
+                raw_pages.append("")
             failed.append(i + 1)
             first_error = first_error or f"{type(err).__name__}: {err}"
             warnings.append(f"page {i + 1}: text could not be extracted ({type(err).__name__}: {err}); skipped")
             pages_lines.append([])
             continue
+        if raw_pages is not None:
+            raw_pages.append("".join(fragments))
         pages_lines.append(_prepare(raw, width, left))
     if len(failed) == n_pages:
         raise CorruptFile(path, f"corrupt PDF: no page could be read ({first_error})")
