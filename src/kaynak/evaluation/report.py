@@ -157,6 +157,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(f"Query vectors: {col['query_vectors']}" + (f"; {per} ms a query, batched." if per else "."))
     lines += ["", "## Results", ""]
     header, rows = metrics_table(report)
+    rows = [[*r[:-2], *(f"{v:.1f}" if isinstance(v, float) else v for v in r[-2:])] for r in rows]
     lines += _table(header, rows)
     if report.get("kind") == "beir":
         lines += ["", f"Documents are ranked by their best chunk among the top {100} hits of each query.", ""]
@@ -228,10 +229,11 @@ def render_chart(report: dict[str, Any], path: str | Path) -> None:
         ax.bar(xs, [m["metrics"].get(n, 0.0) or 0.0 for n in names], width, label=m["mode"])
     ax.set_xticks([j + width * (len(modes) - 1) / 2 for j in range(len(names))])
     ax.set_xticklabels(names, rotation=15)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.22)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_title("metrics per mode")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", ncol=min(len(modes), 3))
     if curves:
         ax2 = axes[0][1]
         for m in curves:
