@@ -106,7 +106,7 @@ def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
     path = Path(path)
     func = loader_for(path)
     data = read_limited(path, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
-    if not data.strip(b" \t\r\n\x00\x0c\xef\xbb\xbf\xff\xfe"):
+    if _empty(data):
         raise NoText(path, "no text (the file is empty)")
     try:
         doc = func(path, data)
@@ -122,6 +122,15 @@ def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
     if not any(p.text.strip() for p in doc.pages):
         raise NoText(path, "no text")
     return doc
+
+
+def _empty(data: bytes) -> bool:
+    """Nothing but a byte-order mark, whitespace and NULs."""
+    for bom in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"):
+        if data.startswith(bom):
+            data = data[len(bom) :]
+            break
+    return not data.strip(b" \t\r\n\x00\x0b\x0c")
 
 
 _FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
