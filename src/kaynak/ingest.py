@@ -67,6 +67,8 @@ _FALLBACK_EXTENSIONS = frozenset({".pdf", ".md", ".markdown", ".txt", ".text", "
 # How many documents a new collection's language is detected from, at most (or this many characters).
 _DETECT_DOCS = 16
 _DETECT_CHARS = 200_000
+# How long the embedder waits for more texts to fill a batch before it embeds a partial one.
+_FILL_WAIT = 0.2
 
 EventKind = Literal["start", "document", "embedded", "removed", "stopping", "done"]
 
@@ -476,9 +478,15 @@ class _Run:
         truncated_before = self.emb.truncated
         try:
             while not self.abort.is_set():
+                # Fill a batch; once something is pending, wait at most _FILL_WAIT for more, then embed a
+                # partial batch rather than let the embedder idle behind a slow file.
+                fill_until = None
                 while not producer_done and n_pending < self.batch and not self.stop.is_set():
+                    if n_pending and fill_until is None:
+                        fill_until = time.monotonic() + _FILL_WAIT
+                    wait = 0.1 if fill_until is None else fill_until - time.monotonic()
                     try:
-                        item = self.ready.get(timeout=0.1) if n_pending == 0 else self.ready.get_nowait()
+                        item = self.ready.get(timeout=wait) if wait > 0 else self.ready.get_nowait()
                     except queue.Empty:
                         if n_pending == 0 and not self.abort.is_set():
                             continue
