@@ -326,7 +326,7 @@ def test_duplicate_sources_from_two_roots_are_reported(
 ) -> None:
     write(tmp_path / "a" / "same.md", "# One\n\n" + EN_TEXT)
     write(tmp_path / "b" / "same.md", "# Two\n\n" + EN_TEXT)
-    report = service.ingest([tmp_path / "a", tmp_path / "b"], unique_name, language="english")
+    report = service.ingest([tmp_path / "a", tmp_path / "b", tmp_path / "a"], unique_name, language="english")
     assert report.added == ["same.md"]
     assert [f["source"] for f in report.failed] == ["same.md"] and "same source" in report.failed[0]["error"]
 

@@ -240,6 +240,8 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
         if not explicit and not path_filter(source):
             return
         if source in owners:
+            if owners[source].resolve() == path.resolve():  # the same file named twice
+                return
             found.failed.append(
                 {"source": source, "error": f"{path}: same source name as {owners[source]}; ingest them separately "
                  "or into different collections"}
