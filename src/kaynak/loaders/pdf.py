@@ -254,7 +254,7 @@ def order_lines(lines: list[Line]) -> list[Line]:
 # --------------------------------------------------------------------------------------------- headers, footers
 
 _PAGE_NUMBER_RE = re.compile(
-    r"^[\s\-–—(\[|]*(?:(?:page|sayfa|seite|p\.|s\.)\s*)?(?:\d{1,4}|[ivxlc]{1,6}|[IVXLC]{1,6})"
+    r"^[\s\-–—(\[|]*(?:(?:page|sayfa|seite|p\.|s\.)\s*)?(?:\d{1,4}|(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3}))"
     r"(?:\s*(?:/|of|de|von|-)\s*\d{1,4})?[\s\-–—)\]|]*$",
     re.I,
 )
@@ -313,7 +313,7 @@ def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int
                     strict = set(range(min(2, len(lines)))) | set(range(max(0, len(lines) - 2), len(lines)))
                     for i in strict:
                         nums = re.findall(r"(?<![\d.,/:])\d{1,4}(?![\d.,/:]\d)", lines[i].text)
-                        if str(p + 1 + offset) in nums and len(lines[i].text) <= 120:
+                        if str(p + 1 + offset) in nums and len(lines[i].text) <= 70:
                             removed[p].add(i)
 
     out = [[ln for i, ln in enumerate(lines) if i not in removed[p]] for p, lines in enumerate(pages)]
@@ -419,7 +419,9 @@ def join_lines(a: str, b: str, vocab: Vocabulary) -> str:
         if a[-1] == "\u00ad" and w1 and w2:
             return a[:-1] + b
         if not w1:
-            return a + " " + b  # a dash after a space or a digit: "Madde 1 -", "1983-" handled below
+            if a[-2:-1].isdigit() and b[:1].isdigit():
+                return a + b  # a number range or a law reference: "13/4/1983-" + "2814/1"
+            return a + " " + b  # a dash after a space: "Madde 1 -"
         if not w2:
             return a + b if b[:1].isdigit() else a + " " + b
         joined = tr_lower(w1 + w2)
@@ -439,7 +441,7 @@ def join_lines(a: str, b: str, vocab: Vocabulary) -> str:
 _TERMINAL_RE = re.compile(r"[.!?:;…][\"'”’»)\]]*$")
 _MARKER_RE = re.compile(
     r"^(?:[•▪◦●■□‣⁃∙·\-–—*]\s"
-    r"|[^\w\s\"'“‘(«\[]{1,2}\s"
+    r"|[^\w\s\"'“‘(«\[%$€£₺&+=,.;:/\\]{1,2}\s"
     r"|\(?\d{1,3}[.)]\s+(?=[^\W\d_]*[A-ZÇĞİÖŞÜ(\"“])"
     r"|\(\d{1,3}\)\s"
     r"|\(?[a-zçğıöşü][.)]\s"
