@@ -49,7 +49,7 @@ def _say(message: str) -> None:
 
 def _default_out(key: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("kaynak-eval") / f"{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-') or 'eval'}-{stamp}"
+    return Path("eval-out") / f"{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-') or 'eval'}-{stamp}"
 
 
 def _print_report(report: dict[str, Any], paths: dict[str, Path]) -> None:
@@ -93,7 +93,7 @@ def eval_run(
     ] = None,
     embedder: Annotated[str | None, typer.Option(help="e5-small | use-m3 | st:<model> | hash")] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff of nDCG, Recall, MRR and hit@k.")] = 10,
-    out: Annotated[Path | None, typer.Option(help="Report folder (default: ./kaynak-eval/<set>-<time>).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Report folder (default: ./eval-out/<set>-<time>).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout.")] = False,
     language: Annotated[str | None, typer.Option(help="turkish | english | simple (default: from the folder).")] = None,
     max_docs: Annotated[int | None, typer.Option(help="Pool: relevant documents + a random sample up to N.")] = None,
@@ -162,7 +162,7 @@ def eval_compare(
 ) -> None:
     """Print the differences between two evaluation reports, B against A, and mark regressions.
 
-    Example: kaynak eval compare kaynak-eval/scifact-before kaynak-eval/scifact-after
+    Example: kaynak eval compare eval-out/scifact-before eval-out/scifact-after
     """
     from kaynak.evaluation.report import compare_reports, load_report
 
