@@ -90,6 +90,7 @@ class SearchService:
         self.settings = settings
         self.embedder_factory = embedder_factory
         self.reranker_factory = reranker_factory
+        self._has_embeddings: set[int] = set()
 
     # ------------------------------------------------------------------ search
     def search(
@@ -141,9 +142,7 @@ class SearchService:
         weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
         languages = sorted({c.language for c in cols})
         qlex = {lang: self.store.query_lexemes(lang, text) for lang in languages}
-        embedded = (
-            self.store.embedded_collection_ids([c.id for c in cols]) if mode in ("auto", "hybrid", "vector") else set()
-        )
+        embedded = self._embedded(cols) if mode in ("auto", "hybrid", "vector") else set()
         if mode != "auto":
             return SearchPlan(cols, mode, weights, f"mode {mode} requested", qlex, embedded)
         has_terms = any(qlex.values())
@@ -175,6 +174,14 @@ class SearchService:
             if name not in seen:
                 seen[name] = self.store.get_collection(name)
         return list(seen.values())
+
+    def _embedded(self, cols: Sequence[Collection]) -> set[int]:
+        """Ids of the collections that have embeddings. A positive answer is remembered: it rarely changes back,
+        and a collection emptied later only makes its vector leg return nothing."""
+        unknown = [c.id for c in cols if c.id not in self._has_embeddings]
+        if unknown:
+            self._has_embeddings.update(self.store.embedded_collection_ids(unknown))
+        return {c.id for c in cols if c.id in self._has_embeddings}
 
     # ------------------------------------------------------------------ checks
     @staticmethod
