@@ -1,6 +1,7 @@
 """Run every benchmark in this folder (``benchmarks/bench_*.py``) and print one combined table.
 
-Each benchmark is a script that prints its own table (Markdown ``| a | b |`` rows or a rich box table). This
+Each benchmark is a script that prints its own table (Markdown ``| a | b |`` rows, a rich box table, or a plain
+table: a header line over a rule of dashes). This
 runner starts each in its own process with the same Python, shows its output as it finishes, then prints a
 combined Markdown table: one row per data row of every benchmark's tables, with the benchmark's name, its first
 column as the item and the other columns as ``header=value``. A benchmark may also print lines
@@ -88,6 +89,27 @@ def parse_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     return tables
 
 
+def parse_fixed_width(text: str) -> list[tuple[str, list[str]]]:
+    """Plain-text tables: a header line, a rule of dashes, rows until a blank line (a second rule may precede a
+    totals row). Returns (header, row lines) with runs of spaces collapsed."""
+    lines = text.splitlines()
+    tables: list[tuple[str, list[str]]] = []
+    i = 1
+    while i < len(lines):
+        if re.fullmatch(r"-{10,}", lines[i].strip()) and lines[i - 1].strip() and "|" not in lines[i - 1]:
+            header = " ".join(lines[i - 1].split())
+            rows: list[str] = []
+            i += 1
+            while i < len(lines) and lines[i].strip():
+                if not re.fullmatch(r"-{10,}", lines[i].strip()):
+                    rows.append(" ".join(lines[i].split()))
+                i += 1
+            if rows:
+                tables.append((header, rows))
+        i += 1
+    return tables
+
+
 def result_rows(name: str, stdout: str) -> list[dict[str, Any]]:
     """Rows for the combined table: BENCH_RESULT lines if any, else every table's data rows."""
     rows: list[dict[str, Any]] = []
@@ -108,6 +130,11 @@ def result_rows(name: str, stdout: str) -> list[dict[str, Any]]:
         for r in data:
             values = "; ".join(f"{h}={v}" for h, v in zip(header[1:], r[1:], strict=False) if v != "")
             rows.append({"benchmark": name, "item": r[0], "values": values})
+    for header_line, lines in parse_fixed_width(stdout):
+        rows.append({"benchmark": name, "item": "(columns)", "values": header_line})
+        for line in lines:
+            item, _, rest = line.partition(" ")
+            rows.append({"benchmark": name, "item": item, "values": rest})
     return rows
 
 

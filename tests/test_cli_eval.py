@@ -107,6 +107,11 @@ def test_benchmark_runner_parses_tables(tmp_path: Path) -> None:
     js = 'BENCH_RESULT {"item": "ingest", "metric": "ratio", "value": 1.3, "unit": "x"}\n' + md
     assert br.result_rows("y", js) == [{"benchmark": "y", "item": "ingest", "values": "ratio=1.3 x"}]
 
+    rule = "-" * 25
+    fixed = f"Loader throughput\nformat files pages/s cpu\n{rule}\npdf     3     12.5\ntxt     2   900.0\n"
+    fixed += f"{rule}\nall     5    40.1\n\nafter\n"
+    assert br.parse_fixed_width(fixed) == [("format files pages/s cpu", ["pdf 3 12.5", "txt 2 900.0", "all 5 40.1"])]
+    assert br.result_rows("z", fixed)[1] == {"benchmark": "z", "item": "pdf", "values": "3 12.5"}
     (tmp_path / "bench_ok.py").write_text(f"print({md!r})\n")
     (tmp_path / "bench_bad.py").write_text("import sys\nprint('oops', file=sys.stderr)\nsys.exit(3)\n")
     (tmp_path / "helper.py").write_text("")
