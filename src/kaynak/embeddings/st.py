@@ -137,6 +137,10 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         self.max_seq_length = self.known.max_tokens if self.known else 512
         self._model: Any = None
 
+    def __repr__(self) -> str:  # must not load the model to show dim
+        state = "loaded" if self._loaded else "not loaded"
+        return f"<SentenceTransformerEmbedder {self.name} dim={self._dim} threads={self.threads} {state}>"
+
     # dim and max_chars come from the model once it is loaded
     @property  # type: ignore[override]
     def dim(self) -> int:
