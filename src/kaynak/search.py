@@ -23,6 +23,12 @@ The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md):
   vector leg's weight drops to 1/100 of the keyword leg's, so every chunk that contains the terms ranks first
   and the vector leg only fills the remaining places;
 * otherwise → ``hybrid``.
+
+Keyword coverage (every hybrid search): the keyword leg's weight is ``keyword_weight`` times the share of the
+query's terms that occur anywhere in the searched collections. A Turkish question against an English collection
+shares only names and numbers with it (coverage 0.15 on XQuAD), so the vector leg, which carries cross-lingual
+search, is not dragged down; a same-language query has coverage near 1 (0.91–0.95) and fuses as plain RRF.
+Measured in docs/adr/0005-keyword-ranking-and-fusion.md.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ class SearchPlan:
     reason: str
     query_lexemes: dict[str, list[str]] = field(default_factory=dict)  # language → lexemes
     embedded: set[int] = field(default_factory=set)  # collection ids that have embeddings
+    keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
 
 
 def is_identifier_like(query: str) -> bool:
@@ -120,7 +127,7 @@ class SearchService:
         legs: dict[str, list[tuple[str, float]]] = {}
         if plan.mode in ("hybrid", "vector"):
             legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
-        if plan.mode in ("hybrid", "keyword"):
+        if plan.mode in ("hybrid", "keyword") and plan.keyword_coverage > 0:
             legs["keyword"] = self._keyword_leg(text, plan, depth, flt, ranking)
         fused = rrf(legs, k=self.settings.rrf_k, weights=plan.weights)
 
@@ -139,23 +146,35 @@ class SearchService:
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", "mode")
         cols = self.resolve_collections(collections)
-        weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
         languages = sorted({c.language for c in cols})
-        qlex = {lang: self.store.query_lexemes(lang, text) for lang in languages}
+        terms = {
+            lang: self.store.query_terms(lang, text, [c.id for c in cols if c.language == lang]) for lang in languages
+        }
+        qlex = {lang: [lx for lx, _ in t] for lang, t in terms.items()}
+        n_terms = sum(len(t) for t in terms.values())
+        coverage = sum(known for t in terms.values() for _, known in t) / n_terms if n_terms else 0.0
+        kw = self.settings.keyword_weight
+        weights = {"vector": self.settings.vector_weight, "keyword": kw * coverage}
         embedded = self._embedded(cols) if mode in ("auto", "hybrid", "vector") else set()
+
+        def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
+            return SearchPlan(cols, mode, weights, reason, qlex, embedded, coverage)
+
         if mode != "auto":
-            return SearchPlan(cols, mode, weights, f"mode {mode} requested", qlex, embedded)
-        has_terms = any(qlex.values())
+            return plan(mode, f"mode {mode} requested")
         if not embedded:
-            return SearchPlan(cols, "keyword", weights, "no embeddings in the collections", qlex, embedded)
-        if not has_terms:
-            return SearchPlan(cols, "vector", weights, "the query has no keyword terms", qlex, embedded)
+            return plan("keyword", "no embeddings in the collections")
+        if not n_terms:
+            return plan("vector", "the query has no keyword terms")
         if is_identifier_like(text) or is_quoted(text):
-            kw = weights["keyword"] or 1.0
-            weights = {"vector": kw * KEYWORD_PRECEDENCE, "keyword": kw}
+            base = kw or 1.0
             why = "quoted phrase" if is_quoted(text) else "identifier-like query"
-            return SearchPlan(cols, "hybrid", weights, f"{why}: keyword matches first", qlex, embedded)
-        return SearchPlan(cols, "hybrid", weights, "embeddings and keyword terms present", qlex, embedded)
+            return plan(
+                "hybrid",
+                f"{why}: keyword matches first",
+                {"vector": base * KEYWORD_PRECEDENCE, "keyword": base},
+            )
+        return plan("hybrid", "embeddings and keyword terms present")
 
     def resolve_collections(self, collections: str | Sequence[str] | None = None) -> list[Collection]:
         """``None`` → the default collection, ``"*"`` → all, else the named ones (CollectionNotFound lists all)."""

@@ -574,3 +574,17 @@ class Store:
                 (list(collection_ids),),
             ).fetchall()
         return {int(r[0]) for r in rows}
+
+    def query_terms(
+        self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
+    ) -> list[tuple[str, bool]]:
+        """``query_lexemes`` with, for each lexeme, whether any chunk of the collections contains it (one round
+        trip; the search service weights the keyword leg by the share of known terms)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT u.lexeme, EXISTS (SELECT 1 FROM postings p WHERE p.collection_id = ANY(%s) "
+                "AND p.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
+                "ORDER BY u.positions[1] LIMIT %s",
+                (list(collection_ids), language, text, limit),
+            ).fetchall()
+        return [(r[0], bool(r[1])) for r in rows]
