@@ -17,6 +17,8 @@ For every installed embedder (e5-small, use-m3, the all-MiniLM-L6-v2 that gt-all
     python benchmarks/bench_embedders.py                     # everything installed, default sample
     python benchmarks/bench_embedders.py --quick             # smaller sample, fast
     python benchmarks/bench_embedders.py --embedders e5-small,use-m3 --passages 120 --json out.json
+    python benchmarks/bench_embedders.py --repeat 3 --wait-idle 600   # on a shared machine: best of 3,
+                                                                      # each started when the CPUs are idle
 """
 
 from __future__ import annotations
@@ -222,6 +224,31 @@ def machine_rate(threads: int | None) -> dict[str, float]:
     }
 
 
+def cpu_idle(interval: float = 2.0) -> float:
+    """Fraction of all CPUs idle over ``interval`` seconds (from /proc/stat; 1.0 where unavailable)."""
+
+    def snap() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+
+    try:
+        i0, t0 = snap()
+        time.sleep(interval)
+        i1, t1 = snap()
+    except (OSError, ValueError, IndexError):
+        return 1.0
+    return (i1 - i0) / max(1, t1 - t0)
+
+
+def wait_for_idle(max_wait: float, need: float = 0.85) -> float:
+    """On a shared machine, wait (up to ``max_wait`` s) until the CPUs are mostly idle; returns the idle share."""
+    deadline = time.monotonic() + max_wait
+    idle = cpu_idle()
+    while idle < need and time.monotonic() < deadline:
+        idle = cpu_idle(5.0)
+    return idle
+
+
 def installed() -> list[str]:
     from kaynak.embeddings import list_models, packaged_minilm_dir
     from kaynak.embeddings.hf import torch_extra_installed
@@ -280,6 +307,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     ap.add_argument("--batch", type=int, default=None, help="override the embedder's batch size")
     ap.add_argument("--quick", action="store_true", help="12 passages, 9 queries")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per embedder; the fastest is reported")
+    ap.add_argument(
+        "--wait-idle", type=float, default=0.0, help="seconds to wait for idle CPUs before each run (shared machines)"
+    )
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -291,6 +322,7 @@ def main() -> None:
         return
 
     names = args.embedders.split(",") if args.embedders else installed()
+    wait_for_idle(args.wait_idle)
     rate = machine_rate(args.threads)
     print(
         f"machine: {rate['cores']} cores at {rate['mhz']:.0f} MHz; numpy sgemm {rate['sgemm_gflops']:.1f} GFLOP/s "
@@ -306,17 +338,27 @@ def main() -> None:
             cmd += ["--threads", str(args.threads)]
         if args.batch:
             cmd += ["--batch", str(args.batch)]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        if proc.returncode != 0:
-            print(f"{name}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+        best: dict[str, Any] | None = None
+        for attempt in range(args.repeat):
+            idle = wait_for_idle(args.wait_idle)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode != 0:
+                print(f"{name}: failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+                break
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r["idle_before"] = idle
+            print(
+                f"{short(name)} #{attempt + 1}: {r['passages_per_s']:.1f} passages/s, query "
+                f"{r['query_ms_median']:.1f} ms; CPUs {100 * idle:.0f}% idle before, load avg "
+                f"{r['load_avg_start']:.1f}→{r['load_avg_end']:.1f} ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
+            if best is None or r["passages_per_s"] > best["passages_per_s"]:
+                best = r
+        if best is None:
             continue
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
-        print(
-            f"{short(name)}: {r['passages_per_s']:.1f} passages/s, query {r['query_ms_median']:.1f} ms, "
-            f"load avg {r['load_avg_start']:.1f}→{r['load_avg_end']:.1f} ({time.perf_counter() - t0:.0f} s)",
-            flush=True,
-        )
+        r = best
         results.append(r)
         for metric, unit in (("passages_per_s", "passages/s"), ("query_ms_median", "ms"), ("rss_peak_mb", "MB")):
             item = {"item": short(name), "metric": metric, "value": round(r[metric], 2), "unit": unit}
@@ -325,7 +367,10 @@ def main() -> None:
     print(table(results, rate))
     sample_sets, _ = sample(args.passages, args.queries)
     desc = ", ".join(f"{k} {len(v)} × {np.mean([len(t) for t in v]):.0f} chars" for k, v in sample_sets.items())
-    print(f"\nsample: {desc}; {args.queries} queries; threads {args.threads or 'all'}")
+    print(
+        f"\nsample: {desc}; {args.queries} queries; threads {args.threads or 'all'}; "
+        f"best of {args.repeat} run(s) per embedder"
+    )
     if args.json:
         args.json.write_text(json.dumps({"machine": rate, "results": results}, indent=2))
 
