@@ -84,6 +84,14 @@ def transformer_flops(lengths: list[int], arch: tuple[int, int, int]) -> float:
     return total
 
 
+def use_flops(lengths: list[int]) -> float:
+    """USE-m3 (DAN + CNN): per token the 512→3×256 projection and two n-gram convolutions per branch
+    (n = 2, 3, 5: (n·256)→256 each); per sentence the 1280→512 output projection and the 512-320-320-512-512 head."""
+    per_token = 512 * 768 + 2 * (2 + 3 + 5) * 256 * 256
+    per_sentence = 1280 * 512 + 2 * 512 * 320 + 320 * 320 + 2 * 320 * 512 + 512 * 512
+    return 2.0 * (per_token * sum(lengths) + per_sentence * len(lengths))
+
+
 def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batch: int | None) -> dict[str, Any]:
     """Measure one embedder in this process; returns a JSON-able dict."""
     from kaynak.embeddings import get_embedder
@@ -107,6 +115,9 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
     if name == "e5-small":
         fit = emb._fit  # type: ignore[attr-defined]
         lengths = {k: [emb.token_count(fit(t, False)[0]) for t in v] for k, v in sets.items()}  # type: ignore[attr-defined]
+    elif name == "use-m3":
+        tok = emb._model._tokenizer  # type: ignore[attr-defined]
+        lengths = {k: [len(tok.encode([t], out_type=int)[0]) for t in v] for k, v in sets.items()}
     elif name.startswith("st:"):
         tok = emb._model.tokenizer  # type: ignore[attr-defined]
         cap = emb.max_seq_length  # type: ignore[attr-defined]
@@ -154,16 +165,18 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
 
     # what limits it
     arch = ARCH["e5-small"] if name == "e5-small" else ARCH["minilm"] if "minilm" in name.lower() else None
-    if arch and lengths:
+    count = (lambda ls: transformer_flops(ls, arch)) if arch else use_flops if name == "use-m3" else None
+    if count and lengths:
         flops = wall = cpu = 0.0
         for label in sets:
-            flops += transformer_flops(lengths[label], arch)
+            flops += count(lengths[label])
             wall += per_set[label]["passages"] / per_set[label]["passages_per_s"]
             cpu += per_set[label]["passages"] * per_set[label]["cpu_s_per_passage"]
         out["gflops_achieved"] = flops / wall / 1e9  # per second of wall time, all threads
         out["gflops_per_cpu_s"] = flops / cpu / 1e9  # per CPU-second: one core's rate, robust to other load
         all_toks = [t for v in lengths.values() for t in v]
-        out["mflop_per_token"] = transformer_flops(all_toks, arch) / sum(all_toks) / 1e6
+        out["mflop_per_token"] = count(all_toks) / sum(all_toks) / 1e6
+        out["mean_tokens"] = float(np.mean(all_toks))
     if name == "use-m3":
         tok = emb._model._tokenizer  # type: ignore[attr-defined]
         texts = [t for v in sets.values() for t in v]
@@ -272,23 +285,18 @@ def table(results: list[dict[str, Any]], rate: dict[str, float]) -> str:
     ]
     for r in results:
         s = r["sets"]
+        limit = "pure Python (hashing words)"
         if "gflops_achieved" in r:
             per_core = r["gflops_per_cpu_s"]
-            limit = (
-                f"{r['mflop_per_token']:.0f} MFLOP/token; {r['gflops_achieved']:.1f} GFLOP/s wall "
-                f"({100 * r['gflops_achieved'] / rate['nominal_peak_gflops']:.0f}% of {rate['cores']}-core peak); "
-                f"{per_core:.1f} GFLOP per CPU-s = {100 * per_core / rate['nominal_1core_gflops']:.0f}% of one "
-                f"core's peak"
-                + (
-                    f", {100 * per_core / rate['sgemm_1core_gflops']:.0f}% of its sgemm"
-                    if rate["sgemm_1core_gflops"]
-                    else ""
-                )
-            )
-        elif "tokenizer_share" in r:
-            limit = f"pure-Python tokenizer {100 * r['tokenizer_share']:.0f}% of time"
-        else:
-            limit = "pure Python (hashing words)"
+            parts = [
+                f"{r['mflop_per_token']:.1f} MFLOP/token × {r['mean_tokens']:.0f} tokens",
+                f"{r['gflops_achieved']:.1f} GFLOP/s = "
+                f"{100 * r['gflops_achieved'] / rate['nominal_peak_gflops']:.0f}% of {rate['cores']}-core peak",
+                f"{per_core:.1f} GFLOP per CPU-s = {100 * per_core / rate['nominal_1core_gflops']:.0f}% of 1-core peak",
+            ]
+            if "tokenizer_share" in r:
+                parts.append(f"pure-Python tokenizer {100 * r['tokenizer_share']:.0f}% of time")
+            limit = "; ".join(parts)
         lines.append(
             f"| {short(r['embedder'])} | {r['dim']} | {r['load_s']:.2f} | {r['passages_per_s']:.1f} "
             f"| {s['xquad-tr']['passages_per_s']:.1f} | {s['xquad-en']['passages_per_s']:.1f} "
