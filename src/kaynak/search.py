@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 MODES = ("auto", "hybrid", "vector", "keyword")
 RANKINGS = ("bm25", "ts_rank_cd")
 MAX_K = 100
+# Runs the keyword leg beside the vector leg (threads: both legs wait on PostgreSQL or a C embedder).
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
 FILTER_KEYS = ("source_prefix", "source_glob", "metadata")
 KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-like and quoted queries
 
@@ -125,10 +128,19 @@ class SearchService:
         depth = max(self.settings.candidates, k)
 
         legs: dict[str, list[tuple[str, float]]] = {}
-        if plan.mode in ("hybrid", "vector"):
-            legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
+        keyword: Future[list[tuple[str, float]]] | None = None
         if plan.mode in ("hybrid", "keyword") and plan.keyword_coverage > 0:
-            legs["keyword"] = self._keyword_leg(text, plan, depth, flt, ranking)
+            # the keyword leg runs on its own connection while this thread embeds the query and scans HNSW
+            keyword = _LEGS.submit(self._keyword_leg, text, plan, depth, flt, ranking)
+        if plan.mode in ("hybrid", "vector"):
+            try:
+                legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
+            except BaseException:
+                if keyword is not None:
+                    keyword.cancel()
+                raise
+        if keyword is not None:
+            legs["keyword"] = keyword.result()
         fused = rrf(legs, k=self.settings.rrf_k, weights=plan.weights)
 
         reranker = self._reranker(rerank)

@@ -531,7 +531,7 @@ class Store:
             query_sql = sql.SQL(
                 """
                 WITH p AS MATERIALIZED (
-                    SELECT collection_id, lexeme, chunk_id, document_id, tf, dl
+                    SELECT collection_id, lexeme, chunk_id COLLATE "C" AS chunk_id, document_id, tf, dl
                     FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
                 ),
                 df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),

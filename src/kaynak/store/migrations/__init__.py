@@ -104,8 +104,22 @@ def _m1_initial(conn: psycopg.Connection) -> None:
     )
 
 
+def _m2_covering_postings(conn: psycopg.Connection) -> None:
+    # BM25 reads every posting of every query term. With the term frequency, length and document id inside the
+    # primary key's index, that is an index-only scan instead of one random heap read per posting (measured at
+    # 100,000 chunks: BM25 leg p50 228 ms → 106 ms; docs/adr/0005).
+    conn.execute(
+        """
+        ALTER TABLE postings DROP CONSTRAINT postings_pkey;
+        ALTER TABLE postings ADD CONSTRAINT postings_pkey
+            PRIMARY KEY (collection_id, lexeme, chunk_id) INCLUDE (document_id, tf, dl);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "initial schema: collections, documents, pages, chunks, postings, tr_lower", _m1_initial),
+    Migration(2, "postings primary key covers tf, dl and document_id (index-only BM25 scans)", _m2_covering_postings),
 ]
 
 
