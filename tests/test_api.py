@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +25,7 @@ from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.errors import UsageError
 from kaynak.store import Store
 from kaynak.types import Chunk, Page
+from servers import running
 
 TOKEN = "s3cret-token"
 READ_TOKEN = "read-only-token"
@@ -40,31 +39,6 @@ TURKISH = (
 ENGLISH = "The boiler is serviced every autumn by a licensed technician.\n\nResidents report leaks to the manager.\n"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def running(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its base URL."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def make_context(data_dir: Path, database_url: str, **overrides: Any) -> Context:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.mcp_server import build_mcp
 from kaynak.store import Store
 from kaynak.types import Chunk, Page
+from servers import running
 
 DOCS = {
     "hukuk/kat-mulkiyeti.md": (
@@ -71,31 +69,6 @@ def kaynak_env(data_dir: Path, database_url: str) -> dict[str, str]:
     return {"KAYNAK_DATA_DIR": str(data_dir), "KAYNAK_DATABASE_URL": database_url, "KAYNAK_EMBEDDER": "hash"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def running(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its base URL."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 async def exercise(client: Client, collection: str) -> dict[str, Any]:

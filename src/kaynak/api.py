@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kaynak import __version__
 from kaynak.context import Context
 from kaynak.errors import KaynakError, UnsupportedFileType, UsageError
+from kaynak.search import parse_metadata_pairs
 
 log = logging.getLogger("kaynak.api")
 
@@ -403,12 +404,7 @@ def create_app(context: Context | None = None) -> FastAPI:
 
         Example: `GET /v1/search?q=kat%20malikleri%20kurulu&collections=hukuk&k=5`
         """
-        metadata: dict[str, Any] = {}
-        for item in meta or []:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"meta filter {item!r} is not KEY=VALUE", "meta")
-            metadata[key.strip()] = value
+        metadata = parse_metadata_pairs(meta)
         filters = None
         if source_prefix or source_glob or metadata:
             filters = SearchFiltersIn(source_prefix=source_prefix, source_glob=source_glob, metadata=metadata)

@@ -78,6 +78,17 @@ class SearchPlan:
     keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
 
 
+def parse_metadata_pairs(pairs: Sequence[str] | None, field: str = "meta") -> dict[str, Any]:
+    """``["lang=tr", "year=2024"]`` → ``{"lang": "tr", "year": "2024"}``: the metadata filter as faces receive it."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidQuery(f"metadata filter {pair!r} is not KEY=VALUE", field)
+        out[key.strip()] = value
+    return out
+
+
 def is_identifier_like(query: str) -> bool:
     """One token containing a digit or one of ``_ . : / #`` (an error code, a setting, a version, a path)."""
     q = query.strip().rstrip("?.!,;")

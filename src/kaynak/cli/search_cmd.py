@@ -14,18 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
-from kaynak.errors import UsageError
-from kaynak.search import MAX_K, MODES, RANKINGS
-
-
-def _metadata(pairs: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--meta takes KEY=VALUE, not {pair!r}", "meta")
-        out[key.strip()] = value
-    return out
+from kaynak.search import MAX_K, MODES, RANKINGS, parse_metadata_pairs
 
 
 @app.command()
@@ -66,7 +55,11 @@ def search(
     ctx = make_context()
     try:
         with errors_handled():
-            filters: dict[str, Any] = {"source_prefix": source, "source_glob": glob, "metadata": _metadata(meta)}
+            filters: dict[str, Any] = {
+                "source_prefix": source,
+                "source_glob": glob,
+                "metadata": parse_metadata_pairs(meta),
+            }
             svc = ctx.search
             cols: str | list[str] | None = collection or None
             if cols and len(cols) == 1:
