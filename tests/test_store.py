@@ -16,6 +16,7 @@ from kaynak.errors import (
     Conflict,
     DatabaseUnavailable,
     DataDirError,
+    DocumentRejected,
     ExtensionMissing,
     UsageError,
 )
@@ -319,3 +320,14 @@ def test_server_without_pgvector(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ExtensionMissing) as err:
         check_connection("postgresql://somewhere/db")
     assert "pgvector" in str(err.value) and "vector" in str(err.value)
+
+
+def test_document_the_database_refuses(store: Store, unique_name: str) -> None:
+    col = store.create_collection(unique_name, "english", "hash", 4)
+    put(store, col, "ok.txt", "fine text", [1, 0, 0, 0], sha="s1")
+    with pytest.raises(DocumentRejected) as err:
+        put(store, col, "bad.txt", "a NUL \x00 inside", [1, 0, 0, 0])
+    assert "bad.txt" in str(err.value)
+    assert store.find_document(col, "bad.txt") is None
+    assert store.get_document(col, "ok.txt").sha256 == "s1"
+    store.delete_collection(unique_name)

@@ -17,7 +17,8 @@ answers RFC 9457 problem+json with ``status`` below, the MCP server returns a to
     ├── StoreError                  the database cannot be used                    (503)
     │   ├── DatabaseUnavailable     unreachable server, wrong password
     │   ├── ExtensionMissing        the server lacks pgvector
-    │   └── DataDirError            the embedded server's data folder is unusable
+    │   ├── DataDirError            the embedded server's data folder is unusable
+    │   └── DocumentRejected        the database refused one document's rows         (422)
     ├── LoaderError                 one file could not be read (names the file)   (422)
     │   ├── UnsupportedFileType
     │   ├── FileTooLarge
@@ -107,6 +108,13 @@ class ExtensionMissing(StoreError):
 
 class DataDirError(StoreError):
     title = "data folder unusable"
+
+
+class DocumentRejected(StoreError):
+    """The database refused one document (text it cannot hold, say); the rest of an ingest goes on."""
+
+    status = 422
+    title = "document refused by the database"
 
 
 class LoaderError(KaynakError):

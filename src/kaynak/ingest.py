@@ -39,17 +39,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import psycopg
 
 from kaynak.config import Settings
 from kaynak.errors import (
     CollectionMismatch,
     CollectionNotFound,
     DocumentNotFound,
+    DocumentRejected,
     FileTooLarge,
     KaynakError,
     NoText,
-    StoreError,
     UsageError,
 )
 from kaynak.langdetect import detect_collection_language
@@ -599,8 +598,8 @@ class _Run:
                 self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.chunks, d.vectors,
                 skip_if_unchanged=True,
             )
-        except psycopg.DataError as err:  # e.g. text PostgreSQL cannot hold; this document only
-            self.record(d.source, "failed", f"{d.source}: the database refused the document ({err})")
+        except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
+            self.record(d.source, "failed", str(err))
             return
         if doc_id is None:
             self.record(d.source, "unchanged")
@@ -635,10 +634,6 @@ class _Run:
         reader.join(timeout=5)
         if self.errors:
             err = self.errors[0]
-            if isinstance(err, KaynakError):
-                raise err
-            if isinstance(err, psycopg.Error):
-                raise StoreError(f"the database failed during the ingest: {str(err).strip()}") from err
             raise err
 
 

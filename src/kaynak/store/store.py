@@ -25,7 +25,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kaynak.errors import CollectionNotFound, Conflict, DocumentNotFound, UsageError
+from kaynak.errors import CollectionNotFound, Conflict, DocumentNotFound, DocumentRejected, StoreError, UsageError
 from kaynak.store import migrations
 from kaynak.store.server import check_connection, make_pool, resolve_url
 from kaynak.types import LANGUAGES, Chunk, ChunkRecord, Collection, DocumentInfo, Page
@@ -51,6 +51,11 @@ class SearchFilters:
 
     def empty(self) -> bool:
         return not (self.source_prefix or self.source_glob or self.metadata)
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else err.__class__.__name__
 
 
 def _like_escape(text: str) -> str:
@@ -280,10 +285,14 @@ class Store:
                 return self._replace_once(
                     collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged
                 )
-            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as err:
                 if attempt == 2:
-                    raise
+                    raise StoreError(f"{source}: could not be written after 3 tries ({_first_line(err)})") from err
                 time.sleep(0.05 * (attempt + 1))
+            except psycopg.DataError as err:  # e.g. text PostgreSQL cannot hold: this document only
+                raise DocumentRejected(f"{source}: the database refused the document ({err})") from err
+            except psycopg.Error as err:
+                raise StoreError(f"the database failed while writing {source}: {_first_line(err)}") from err
         return None  # pragma: no cover
 
     def _replace_once(
