@@ -50,7 +50,7 @@ class E5SmallEmbedder(BaseEmbedder):
     dim = 384
     max_chars = 2048
     max_tokens = MAX_TOKENS
-    batch_size = 16
+    batch_size = 32
 
     def __init__(self, *, threads: int | None = None, batch_size: int | None = None) -> None:
         super().__init__(threads=threads, batch_size=batch_size)
