@@ -201,7 +201,7 @@ def machine_rate(threads: int | None) -> dict[str, float]:
     b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     a @ b
     best = 0.0
-    for _ in range(5):
+    for _ in range(12):  # best of many: other work on a shared machine only ever slows it down
         t0 = time.perf_counter()
         a @ b
         best = max(best, 2 * n**3 / (time.perf_counter() - t0) / 1e9)
