@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,14 +19,16 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A kaynak data folder whose embedded server is stopped when the session ends.
+def data_dir() -> Iterator[Path]:
+    """A kaynak data folder whose embedded server is stopped and removed when the session ends.
 
-    ``KAYNAK_TEST_DATABASE_URL`` runs the suite against another server instead (it must have pgvector).
+    It lives outside pytest's numbered temporary folders, which a concurrent pytest session may prune while the
+    server still runs. ``KAYNAK_TEST_DATABASE_URL`` runs the suite against another server instead.
     """
-    path = tmp_path_factory.mktemp("kaynak-data")
+    path = Path(tempfile.mkdtemp(prefix="kaynak-test-"))
     yield path
     stop_embedded(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
