@@ -253,6 +253,7 @@ def test_filtered_vector_search_is_not_starved(store: Store, unique_name: str) -
         assert dists == sorted(dists)
     assert len(store.vector_search(col, q, k=40)) == 40
     with store._conn() as conn:
+        conn.execute("ANALYZE chunks")  # fresh statistics, as autovacuum would give after such a bulk insert
         plan = conn.execute(
             sql.SQL(
                 "EXPLAIN SELECT id FROM chunks WHERE collection_id = {cid} "
