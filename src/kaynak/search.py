@@ -46,6 +46,7 @@ from kaynak.fusion import Fused, rrf
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.store import SearchFilters, Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
+from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
@@ -53,9 +54,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODES = ("auto", "hybrid", "vector", "keyword")
-RANKINGS = ("bm25", "ts_rank_cd")
-MAX_K = 100
+MODES = SEARCH_MODES
+RANKINGS = KEYWORD_RANKINGS
 # Runs the keyword leg beside the vector leg (threads: both legs wait on PostgreSQL or a C embedder).
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
 FILTER_KEYS = ("source_prefix", "source_glob", "metadata")

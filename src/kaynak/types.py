@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-LANGUAGES = ("turkish", "english", "simple")
+from kaynak.vocabulary import LANGUAGES  # noqa: F401  (re-exported for older imports)
 
 
 @dataclass(frozen=True)
