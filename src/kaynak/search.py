@@ -389,22 +389,28 @@ class SearchService:
                     scores=scores,
                     quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e),
                     text=rec.text,
+                    document_id=rec.document_id,
                 )
             )
         return hits
 
     def highlights(self, query: str, hits: Sequence[Hit]) -> list[list[tuple[int, int]]]:
         """For each hit, the spans of its quote's words that match the query's terms (offsets into quote.text)."""
+        return self.highlight_texts(query, [(h.collection, h.quote.text) for h in hits])
+
+    def highlight_texts(self, query: str, items: Sequence[tuple[str, str]]) -> list[list[tuple[int, int]]]:
+        """For each ``(collection, text)``, the spans of the text's words that match the query's terms, stemmed
+        with the collection's language (what ``highlights`` does for quotes; the web page uses it directly)."""
         text = self.check_query(query)
-        out: list[list[tuple[int, int]]] = [[] for _ in hits]
+        out: list[list[tuple[int, int]]] = [[] for _ in items]
         languages: dict[str, str] = {}
-        for h in hits:
-            if h.collection not in languages:
-                languages[h.collection] = self.store.get_collection(h.collection).language
+        for collection, _ in items:
+            if collection not in languages:
+                languages[collection] = self.store.get_collection(collection).language
         for language in sorted(set(languages.values())):
-            idx = [i for i, h in enumerate(hits) if languages[h.collection] == language]
+            idx = [i for i, (collection, _) in enumerate(items) if languages[collection] == language]
             qlex = set(self.store.query_lexemes(language, text))
-            spans = highlight_spans([hits[i].quote.text for i in idx], qlex, self._lexemes_of(language))
+            spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
             for i, sp in zip(idx, spans, strict=True):
                 out[i] = sp
         return out

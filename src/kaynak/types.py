@@ -137,6 +137,7 @@ class Hit:
     scores: dict[str, float | int | None]
     quote: Quote
     text: str = ""
+    document_id: int | None = None  # the document's id (the web page opens the original file by it)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
