@@ -16,7 +16,8 @@ message, so the agent sees it and the session goes on):
     ├── NotFound                                                                404    1         tool error
     │   ├── CollectionNotFound                                                  404    1         tool error
     │   ├── DocumentNotFound                                                    404    1         tool error
-    │   └── ChunkNotFound                                                       404    1         tool error
+    │   ├── ChunkNotFound                                                       404    1         tool error
+    │   └── OriginalFileUnavailable  the web page cannot serve a document's file 404   1         (web only)
     ├── Conflict                                                                409    1         tool error
     │   └── CollectionMismatch  collection built with another language/embedder 409    1         tool error
     ├── StoreError              the database failed (any other driver error)    503    1         tool error
@@ -112,6 +113,12 @@ class ChunkNotFound(NotFound):
     """No chunk has this id."""
 
     title = "chunk not found"
+
+
+class OriginalFileUnavailable(NotFound):
+    """A document's original file cannot be served: unknown location, gone, or replaced by a link (web page)."""
+
+    title = "original file unavailable"
 
 
 class Conflict(KaynakError):
