@@ -35,8 +35,8 @@ message, so the agent sees it and the session goes on):
     │   ├── FileTooLarge                                                        413    1
     │   ├── EncryptedFile                                                       422    1
     │   ├── CorruptFile                                                         422    1
-    │   ├── NoText              empty file, or a PDF without a text layer       422    1
-    │   └── OcrUnavailable      a scan needs OCR; Tesseract/language missing    422    1
+    │   └── NoText              empty file, or a PDF without a text layer       422    1
+    │       └── OcrUnavailable  a scan needs OCR; Tesseract/language missing    422    1
     ├── ModelError              an embedder or reranker cannot be used          400    1         tool error
     │   ├── UnknownModel                                                        400    1         tool error
     │   ├── MissingExtra        an optional extra is not installed              400    1         tool error
@@ -231,7 +231,7 @@ class NoText(LoaderError):
     title = "no text"
 
 
-class OcrUnavailable(LoaderError):
+class OcrUnavailable(NoText):
     """A scanned file needs OCR and Tesseract or its language data is missing (the message says what to install)."""
 
     title = "OCR not available"

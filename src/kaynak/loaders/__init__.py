@@ -79,12 +79,19 @@ def _docx(path: Path, data: bytes) -> LoadedDocument:
     return load_docx(path, data)
 
 
+def _image(path: Path, data: bytes) -> LoadedDocument:
+    from .image import load_image  # OCR with Tesseract (kaynak.loaders.ocr)
+
+    return load_image(path, data)
+
+
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
 register((".pdf",), _pdf)
 register((".md", ".markdown", ".mdx"), _markdown)
 register((".txt", ".text"), _text)
 register((".html", ".htm", ".xhtml"), _html)
 register((".docx",), _docx)
+register((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image)
 
 
 def loader_for(path: str | Path) -> LoaderFunc:

@@ -14,8 +14,9 @@ pypdf reports each text fragment with its position, font and size; from those th
    ``kat malikleri``, while ``semi-`` + ``automatic`` stays hyphenated when the document spells it so elsewhere,
    and hyphens before capitals or digits are kept.
 
-Paragraphs are separated by a blank line. A page whose extraction fails is kept empty with a warning; a PDF with
-no text at all is refused as having no text layer. Encrypted PDFs open when the user password is empty.
+Paragraphs are separated by a blank line. A page whose extraction fails is kept empty with a warning. Pages with
+(almost) no text layer are scans: ``kaynak.loaders.ocr`` renders and OCRs them (Tesseract); a PDF with no text even
+then, or a scan without Tesseract installed, is refused. Encrypted PDFs open when the user password is empty.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from kaynak.types import LoadedDocument, Page
 
 from .common import first_line_title, json_safe, meaningful_title, stem_title
 from .normalize import collapse_whitespace, normalize_text, repair_decomposed_diacritics
+from .ocr import ocr_pdf_pages
 
-NO_TEXT_LAYER = "no text layer (scanned? OCR is not supported)"
+NO_TEXT_LAYER = "no text layer, and OCR found no text either"
 
 
 # --------------------------------------------------------------------------------------------- lines
@@ -643,9 +645,12 @@ def _open(path: Path, data: bytes) -> Any:
     return reader
 
 
-def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None) -> LoadedDocument:
+def load_pdf(
+    path: Path, data: bytes, *, raw_pages: list[str] | None = None, options: Any = None
+) -> LoadedDocument:
     """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
-    is what the benchmark and the tests measure hyphenation artifacts against."""
+    is what the benchmark and the tests measure hyphenation artifacts against. ``options`` (LoadOptions) picks
+    the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
     if not data.strip():
         raise NoText(path, "no text (empty file)")
     reader = _open(path, data)
@@ -694,13 +699,15 @@ def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None) -> 
         page_paragraphs.append(_reflow_page(lines, vocab, _page_stats(lines, fallback_len)))
     _join_across_pages(page_paragraphs, vocab)
     pages = [Page(number=i + 1, text=normalize_text("\n\n".join(p))) for i, p in enumerate(page_paragraphs)]
+    scan = ocr_pdf_pages(path, data, pages, skip=set(failed), options=options)  # pages without a text layer
+    warnings.extend(scan.warnings)
 
     empty = [p.number for p in pages if not p.text and p.number not in failed]
     if not any(p.text for p in pages):
         raise NoText(path, NO_TEXT_LAYER)
     if empty:
         listed = ", ".join(map(str, empty[:20])) + (" …" if len(empty) > 20 else "")
-        warnings.append(f"no text layer on page(s) {listed} (scanned? OCR is not supported)")
+        warnings.append(f"no text layer on page(s) {listed} ({scan.empty_reason})")
 
     info = _info(reader)
     first_page_lines = next((lines for lines in pages_lines if lines), [])
@@ -720,6 +727,8 @@ def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None) -> 
         metadata["failed_pages"] = failed
     if empty:
         metadata["pages_without_text"] = empty
+    if scan.metadata:
+        metadata["ocr"] = scan.metadata
     return LoadedDocument(title=title, pages=pages, metadata=json_safe(metadata), warnings=warnings)
 
 
