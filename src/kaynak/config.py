@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(default=1, ge=0, le=5, description="Whole sentences repeated between chunks.")
     max_file_mb: float = Field(default=100.0, gt=0, description="Larger files are rejected unread.")
     embed_batch: int = Field(default=32, ge=1, le=1024)
+    ocr_languages: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$",
+        description="Tesseract languages for scanned pages and images (e.g. tur+eng); unset = by the collection's "
+        "language (turkish: tur+eng, english: eng).",
+    )
 
     # --- search
     keyword_ranking: Literal["bm25", "ts_rank_cd"] = "bm25"
