@@ -363,6 +363,7 @@ class SearchService:
                 MAX_QUOTE_CHARS,
             )
             quotes.update(zip(ids, spans, strict=True))
+        ocr = self.store.ocr_confidences([f.id for f in top])  # pages read by OCR (kaynak.loaders.ocr)
         hits = []
         for f in top:
             rec = records[f.id]
@@ -390,6 +391,7 @@ class SearchService:
                     quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e),
                     text=rec.text,
                     document_id=rec.document_id,
+                    ocr={"confidence": ocr[rec.id]} if rec.id in ocr else None,
                 )
             )
         return hits

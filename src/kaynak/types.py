@@ -138,6 +138,7 @@ class Hit:
     quote: Quote
     text: str = ""
     document_id: int | None = None  # the document's id (the web page opens the original file by it)
+    ocr: dict[str, Any] | None = None  # {"confidence": 0–100} when the page was OCR'd: the quote is OCR text
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
