@@ -49,6 +49,7 @@ def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
         "page": hit.get("page"),
         "section": hit.get("section"),
         "collection": hit.get("collection"),
+        "ocr": hit.get("ocr"),
         "chunk_id": hit.get("chunk_id"),
         "score": hit.get("score"),
         "scores": hit.get("scores", {}),
@@ -136,7 +137,9 @@ def build_mcp(
         Returns {"hits": [...]}, best first. Each hit has `quote` (a verbatim sentence window of at most ~320
         characters: quote it exactly), `source` (file path), `title`, `page` (1-based), `section` (heading path or
         null), `collection`, `chunk_id` (pass it to read_context for the text around the hit), `score` and
-        per-retriever `scores` (vector/keyword ranks), and `text` (the whole chunk the quote comes from). An empty
+        per-retriever `scores` (vector/keyword ranks), `text` (the whole chunk the quote comes from), and `ocr`
+        (null, or {"confidence": 0–100} when the page is a scan read by OCR: say so when quoting, since the text
+        may hold misread letters). An empty
         list means nothing matched: rephrase, try the other language, or check list_collections.
         """
         selected: str | list[str] | None = collections

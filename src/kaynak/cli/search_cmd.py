@@ -83,6 +83,8 @@ def search(
             place.append(f"  § {hit.section}", style="magenta")
         if len(plan.collections) > 1:
             place.append(f"  [{hit.collection}]", style="dim")
+        if hit.ocr:  # a scanned page: the quote is OCR text, not the original's glyphs
+            place.append(f"  OCR {hit.ocr.get('confidence', 0):.0f} %", style="yellow")
         console.print(place, soft_wrap=True)
         quote = Text(hit.quote.text.replace("\n", " "))
         for a, b in spans:
