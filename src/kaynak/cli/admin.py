@@ -49,6 +49,9 @@ def doctor(json_out: JsonOpt = False) -> None:
         report["embedder_dim"] = embedder_dim(s.embedder)
     except KaynakError as err:
         report["problems"].append(err.message)
+    from kaynak.loaders.ocr import ocr_status
+
+    report["ocr"] = ocr_status()  # optional: reported, never a problem (scans are refused with what to install)
     report["ok"] = not report["problems"]
     ctx.close()
     if json_out:
@@ -58,11 +61,15 @@ def doctor(json_out: JsonOpt = False) -> None:
         for key in ("postgresql", "pgvector", "schema_version", "database", "data_dir", "embedder", "embedder_dim"):
             if key in report:
                 table.add_row(key, str(report[key]))
+        ocr = report["ocr"]
+        table.add_row("ocr", f"{ocr['engine']} ({'+'.join(ocr['languages'])})" if ocr["available"] else "not available")
         table.add_row("collections", str(len(report.get("collections", []))))
         console.print(table)
         for c in report.get("collections", []):
             console.print(f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, "
                           f"{c['embedder']})", highlight=False)
+        if report["ocr"].get("problem"):
+            err_console.print(f"[yellow]note:[/] {report['ocr']['problem']}", highlight=False)
         for p in report["problems"]:
             err_console.print(f"[bold red]problem:[/] {p}", highlight=False)
         if report["ok"]:
