@@ -438,3 +438,7 @@ class SearchService:
 
     def page_text(self, collection: str, source: str, page: int) -> str:
         return self.store.get_page(self.store.get_collection(collection), source, page)
+
+    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
+        """A document by id, with the path of the file it was ingested from (None if unknown; the web page)."""
+        return self.store.document_origin(document_id)
