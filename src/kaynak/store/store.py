@@ -10,6 +10,7 @@ over the ``postings`` table (per-collection IDF, k1 saturation, b length normali
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import threading
@@ -25,9 +26,19 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from kaynak.errors import CollectionNotFound, Conflict, DocumentNotFound, DocumentRejected, StoreError, UsageError
+from kaynak.errors import (
+    CollectionNotFound,
+    Conflict,
+    DataRejected,
+    DocumentNotFound,
+    DocumentRejected,
+    StoreError,
+    UsageError,
+    WriteConflict,
+)
 from kaynak.store import migrations
-from kaynak.store.server import check_connection, make_pool, resolve_url
+from kaynak.store.connections import Database, map_errors
+from kaynak.store.server import check_connection, resolve_url, restart_embedded
 from kaynak.types import LANGUAGES, Chunk, ChunkRecord, Collection, DocumentInfo, Page
 
 log = logging.getLogger(__name__)
@@ -87,25 +98,58 @@ def tsquery_literal(lexemes: Sequence[str]) -> str:
 
 
 class Store:
-    """The database. Create with ``Store.open(settings)``; close with ``close()`` (or use as a context manager)."""
+    """The database. Create with ``Store.open(settings)``; close with ``close()`` (or use as a context manager).
 
-    def __init__(self, url: str, pool_size: int = 4) -> None:
+    Connections come from ``kaynak.store.connections.Database``: the primary's pool, or a read replica's in the
+    view ``reader()`` returns; every statement runs inside its error boundary (psycopg errors → KaynakErrors).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        pool_size: int = 4,
+        *,
+        read_urls: Sequence[str] = (),
+        restart: Callable[[], None] | None = None,
+    ) -> None:
         check_connection(url)
         self.url = url
-        self.pool = make_pool(url, size=pool_size)
-        with self.pool.connection() as conn:
-            self.applied_migrations = migrations.apply(conn)
+        self.db = Database(url, pool_size, tuple(read_urls), restart=restart)
+        self.pool = self.db.primary.pool  # the primary's pool (read-only use: tests, diagnostics)
+        self._read = False
+        try:
+            with self.db.connection() as conn:
+                self.applied_migrations = migrations.apply(conn)  # migrations run on the primary only
+                self.db.schema_version = migrations.current_version(conn)
+        except BaseException:
+            self.db.close()
+            raise
+        self.db.check_replica_schemas()
         self._collections: dict[str, Collection] = {}
         self._lock = threading.Lock()
         # Test hook: called inside replace_document's transaction just before it commits.
         self._before_commit: Callable[[], None] | None = None
 
     @classmethod
-    def open(cls, database_url: str | None, data_dir: Path, pool_size: int = 4) -> Store:
-        return cls(resolve_url(database_url, data_dir), pool_size=pool_size)
+    def open(
+        cls, database_url: str | None, data_dir: Path, pool_size: int = 4, read_urls: Sequence[str] = ()
+    ) -> Store:
+        """The store for the settings: the server ``database_url`` names, else the embedded one (restarted by this
+        process if it stops); ``read_urls`` are read replicas of it."""
+        restart = None if database_url else (lambda: restart_embedded(data_dir))
+        return cls(resolve_url(database_url, data_dir), pool_size=pool_size, read_urls=read_urls, restart=restart)
+
+    def reader(self) -> Store:
+        """This store for reads: the same object without replicas, else a view whose queries go to a replica
+        (falling back to the primary while none is healthy). Give it to searches and listings, never to writes."""
+        if not self.db.replicas:
+            return self
+        view = copy.copy(self)
+        view._read = True
+        return view
 
     def close(self) -> None:
-        self.pool.close()
+        self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -115,8 +159,24 @@ class Store:
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
-        with self.pool.connection() as conn:
+        """A checked connection inside the error boundary (``map_errors``): no psycopg error leaves the store."""
+        with self.db.connection(read=self._read) as conn:
             yield conn
+
+    # ------------------------------------------------------------------ health, replication (the connection layer)
+    def health(self, timeout: float = 1.0) -> dict[str, Any]:
+        """Whether the primary and each replica answer, with replication lag, within about ``timeout`` seconds.
+
+        ``{"ok": bool, "primary": {"ok", "error"?, "schema_version", ...}, "replicas": [{"name", "ok",
+        "lag_bytes", "lag_seconds", "in_rotation", "schema_behind", "error"?}], "elapsed_ms"}``. Never raises for
+        an outage (that is what it reports); a down embedded server is restarted in the background.
+        """
+        return self.db.health(timeout)
+
+    def wait_for_replicas(self, timeout: float = 30.0) -> dict[str, Any]:
+        """Wait until every read replica has replayed the primary's writes so far (see ``Database``)."""
+        with map_errors("the primary database"):
+            return self.db.wait_for_replicas(timeout)
 
     # ------------------------------------------------------------------ server facts
     def server_info(self) -> dict[str, Any]:
@@ -285,14 +345,17 @@ class Store:
                 return self._replace_once(
                     collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged
                 )
-            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as err:
+            except WriteConflict as err:
                 if attempt == 2:
-                    raise StoreError(f"{source}: could not be written after 3 tries ({_first_line(err)})") from err
+                    raise WriteConflict(f"{source}: could not be written after 3 tries ({err.message})") from err
                 time.sleep(0.05 * (attempt + 1))
-            except psycopg.DataError as err:  # e.g. text PostgreSQL cannot hold: this document only
-                raise DocumentRejected(f"{source}: the database refused the document ({err})") from err
-            except psycopg.Error as err:
-                raise StoreError(f"the database failed while writing {source}: {_first_line(err)}") from err
+            except DocumentRejected:
+                raise
+            except DataRejected as err:  # e.g. text PostgreSQL cannot hold: this document only
+                raise DocumentRejected(f"{source}: the database refused the document ({err.message})") from err
+            except StoreError as err:
+                err.message = f"while writing {source}: {err.message}"
+                raise
         return None  # pragma: no cover
 
     def _replace_once(
@@ -414,6 +477,18 @@ class Store:
         if row is None:
             raise DocumentNotFound(f"collection {collection.name!r} has no page {number} of {source!r}")
         return str(row[0])
+
+    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
+        """A document by its id, with ``origin`` (the file it was ingested from; the web page serves it)."""
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {self._DOC_COLS}, origin, "
+                "(SELECT name FROM collections c WHERE c.id = documents.collection_id) FROM documents WHERE id = %s",
+                (document_id,),
+            ).fetchone()
+        if row is None:
+            raise DocumentNotFound(f"no document with id {document_id}")
+        return self._doc_from_row(row[:-2], row[-1]), row[-2]
 
     # ------------------------------------------------------------------ search
     def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
