@@ -239,15 +239,15 @@ def test_loader_rejections_are_reported_per_file_and_the_run_goes_on(
     write(tmp_path / "empty.md", "   \n")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
     (tmp_path / "broken.docx").write_bytes(b"PK\x03\x04 not a zip")
-    (tmp_path / "picture.png").write_bytes(b"\x89PNG")  # not a type kaynak reads: left out, not a failure
+    (tmp_path / "picture.gif").write_bytes(b"GIF89a")  # not a type kaynak reads: left out, not a failure
     report = service.ingest([tmp_path], unique_name, language="english")
     assert report.added == ["good.md"]
     assert sorted(f["source"] for f in report.failed) == ["broken.docx", "broken.pdf", "empty.md"]
     assert all(f["source"] in f["error"] for f in report.failed)
     assert report.ignored == 1 and not report.ok
     # A file named explicitly is read even with an unknown extension, and rejected by the loaders by name.
-    explicit = service.ingest([tmp_path / "picture.png"], unique_name)
-    assert [f["source"] for f in explicit.failed] == ["picture.png"]
+    explicit = service.ingest([tmp_path / "picture.gif"], unique_name)
+    assert [f["source"] for f in explicit.failed] == ["picture.gif"]
 
 
 def test_symlink_out_of_the_root_is_reported_not_followed(

@@ -764,7 +764,7 @@ def test_fixture_directory_is_small() -> None:
 def test_loader_error_for_unexpected_failure_names_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kaynak import loaders
 
-    def boom(path: Path, data: bytes):
+    def boom(path: Path, data: bytes, options: object = None):
         raise ValueError("unexpected")
 
     monkeypatch.setitem(loaders._REGISTRY, ".boom", boom)

@@ -693,8 +693,12 @@ class IngestService:
         known = self.store.document_hashes(col) if col is not None else {}
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
 
+        from kaynak.loaders import LoadOptions
+
+        options = LoadOptions(lang, self.settings.data_dir, self.settings.ocr_languages)
+
         def prepare(job: FileJob) -> _Result:
-            return self._prepare_file(job, known, max_bytes)
+            return self._prepare_file(job, known, max_bytes, options)
 
         run = _Run(self, name, col, lang, language, emb, known, len(found.jobs) + len(found.failed), progress, stop)
         run.report.ignored = found.ignored
@@ -791,7 +795,7 @@ class IngestService:
                 f"{emb.name!r} (dim {emb.dim}); ingest into another collection"
             )
 
-    def _prepare_file(self, job: FileJob, known: dict[str, str], max_bytes: int) -> _Result:
+    def _prepare_file(self, job: FileJob, known: dict[str, str], max_bytes: int, options: Any = None) -> _Result:
         from kaynak.loaders import load
 
         st = os.stat(job.path)
@@ -806,7 +810,7 @@ class IngestService:
         sha = file_sha256(job.path)
         if known.get(job.source) == sha:
             return _Skip(job.source)
-        doc = load(job.path, max_bytes=max_bytes)
+        doc = load(job.path, max_bytes=max_bytes, options=options)
         return self._prepare_loaded(job.source, sha, doc)
 
     def _prepare_loaded(self, source: str, sha: str, doc: LoadedDocument) -> _Prepared:

@@ -1,17 +1,20 @@
 """Loaders: turn a file into a LoadedDocument (title, metadata, pages of clean text), picked by extension.
 
-    load(path, max_bytes=None) -> LoadedDocument
+    load(path, max_bytes=None, options=None) -> LoadedDocument
 
-The registry maps lower-case extensions to loader functions ``(path, data) -> LoadedDocument``; ``register``
-adds more. ``load`` checks the size with stat() before reading anything, reads the file once, runs the loader,
-makes sure every page text is normalised, and refuses documents without any text. Every error is a LoaderError
-subclass naming the file: UnsupportedFileType, FileTooLarge, EncryptedFile, CorruptFile, NoText.
+The registry maps lower-case extensions to loader functions ``(path, data, options) -> LoadedDocument``;
+``register`` adds more. ``LoadOptions`` carries what a loader may need beyond the file (the collection's language,
+the data folder for caches, OCR languages). ``load`` checks the size with stat() before reading anything, reads
+the file once, runs the loader, makes sure every page text is normalised, and refuses documents without any text.
+Every error is a LoaderError subclass naming the file: UnsupportedFileType, FileTooLarge, EncryptedFile,
+CorruptFile, NoText (OcrUnavailable: a scan, and Tesseract is missing).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from kaynak.errors import CorruptFile, LoaderError, NoText, UnsupportedFileType
@@ -22,6 +25,7 @@ from .normalize import decode_bytes, decode_with_encoding, normalize_text
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "SUPPORTED_EXTENSIONS",
+    "LoadOptions",
     "decode_bytes",
     "decode_with_encoding",
     "load",
@@ -30,7 +34,23 @@ __all__ = [
     "register",
 ]
 
-LoaderFunc = Callable[[Path, bytes], LoadedDocument]
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What loaders may need beyond the file's bytes (picklable: loaders run in parse workers).
+
+    ``language``: the collection's language (None while it is not known yet); ``data_dir``: kaynak's data folder,
+    for caches (OCR results under ``ocr-cache/``), None = no cache; ``ocr_languages``: Tesseract languages
+    overriding the language's (``KAYNAK_OCR_LANGUAGES``).
+    """
+
+    language: str | None = None
+    data_dir: Path | None = None
+    ocr_languages: str | None = None
+
+
+LoaderFunc = Callable[[Path, bytes, LoadOptions], LoadedDocument]
 
 #: The limit ``load`` applies when the caller passes none: the ``max_file_mb`` default (100 MB).
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
@@ -49,40 +69,40 @@ def register(extensions: list[str] | tuple[str, ...] | frozenset[str], func: Loa
     SUPPORTED_EXTENSIONS = frozenset(_REGISTRY)
 
 
-def _pdf(path: Path, data: bytes) -> LoadedDocument:
+def _pdf(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .pdf import load_pdf
 
-    return load_pdf(path, data)
+    return load_pdf(path, data, options=options)
 
 
-def _markdown(path: Path, data: bytes) -> LoadedDocument:
+def _markdown(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .markdown import load_markdown
 
     return load_markdown(path, data)
 
 
-def _text(path: Path, data: bytes) -> LoadedDocument:
+def _text(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .text import load_text
 
     return load_text(path, data)
 
 
-def _html(path: Path, data: bytes) -> LoadedDocument:
+def _html(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .html import load_html
 
     return load_html(path, data)
 
 
-def _docx(path: Path, data: bytes) -> LoadedDocument:
+def _docx(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .docx import load_docx
 
     return load_docx(path, data)
 
 
-def _image(path: Path, data: bytes) -> LoadedDocument:
+def _image(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     from .image import load_image  # OCR with Tesseract (kaynak.loaders.ocr)
 
-    return load_image(path, data)
+    return load_image(path, data, options)
 
 
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
@@ -106,8 +126,9 @@ def loader_for(path: str | Path) -> LoaderFunc:
     return func
 
 
-def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
-    """Load one file. ``max_bytes``: refuse larger files before reading them (None = DEFAULT_MAX_BYTES)."""
+def load(path: str | Path, *, max_bytes: int | None = None, options: LoadOptions | None = None) -> LoadedDocument:
+    """Load one file. ``max_bytes``: refuse larger files before reading them (None = DEFAULT_MAX_BYTES);
+    ``options``: see LoadOptions (None = defaults: language unknown, no caches)."""
     from .common import read_limited
 
     path = Path(path)
@@ -116,7 +137,7 @@ def load(path: str | Path, *, max_bytes: int | None = None) -> LoadedDocument:
     if _empty(data):
         raise NoText(path, "no text (the file is empty)")
     try:
-        doc = func(path, data)
+        doc = func(path, data, options or LoadOptions())
     except LoaderError:
         raise
     except RecursionError:
