@@ -178,11 +178,13 @@ class Endpoint:
         self.pool_size = pool_size
         self.pool = make_pool(url, pool_size, f"kaynak-{role}", wait=wait)
         self.down = False
+        self.behind = False  # a replica whose schema version is behind the primary's: out of rotation
         self.reason = ""
         self.announced = False  # a replica's failure was logged (its return will be too)
         self.retry_at = 0.0
         self.retry_delay = _REPLICA_RETRY_FIRST_S
         self.schema_version: int | None = None
+        self.served = 0  # connections handed out (approximate under threads; for tests and benchmarks)
         self._probe_lock = threading.Lock()
         self._probed_at = 0.0
         self._outage = False  # a probe failed since the pool was made: renew the pool when the server is back
@@ -332,6 +334,7 @@ class Database:
                 raise
         assert acquired is not None
         pool, conn = acquired
+        endpoint.served += 1
         try:
             with map_errors(f"the {endpoint.role} database", on_unavailable=endpoint.mark_suspect), conn:
                 yield conn
@@ -346,7 +349,7 @@ class Database:
         start = next(self._next)
         for i in range(n):
             ep = self.replicas[(start + i) % n]
-            if not ep.down:
+            if not (ep.down or ep.behind):
                 return ep
             now = time.monotonic()
             if now < ep.retry_at:
@@ -364,13 +367,14 @@ class Database:
 
     def _schema_ok(self, ep: Endpoint) -> bool:
         if self.schema_version is None or ep.schema_version is None or ep.schema_version >= self.schema_version:
+            ep.behind = False
             return True
-        ep.down = True
+        ep.behind = True
         ep.reason = f"its schema version {ep.schema_version} is behind the primary's {self.schema_version}"
         return False
 
     def _replica_failed(self, ep: Endpoint, reason: str) -> None:
-        ep.down = True
+        ep.down = ep.down or not ep.behind
         ep.reason = reason or ep.reason
         ep.retry_at = time.monotonic() + ep.retry_delay
         if not ep.announced:
@@ -381,9 +385,13 @@ class Database:
             ep.announced = True
         ep.retry_delay = min(ep.retry_delay * 2, _REPLICA_RETRY_MAX_S)
 
-    def check_replica_schemas(self) -> None:
-        """After migrations ran on the primary: take replicas that are down or behind on schema out of rotation."""
+    def check_replica_schemas(self, wait_s: float = 0.0) -> None:
+        """After migrations ran on the primary: take replicas that are down or behind on schema out of rotation
+        (waiting up to ``wait_s`` for them to replay the migrations first)."""
+        if wait_s > 0 and self.replicas:
+            self.wait_for_replicas(wait_s)
         for ep in self.replicas:
+            ep._probed_at = 0.0
             if not (ep.probe() and self._schema_ok(ep)):
                 self._replica_failed(ep, ep.reason)
 
@@ -444,7 +452,7 @@ class Database:
             self._maybe_restart()
         primary_lsn = lsn_to_int(primary.get("wal_lsn"))
         for ep, facts in zip(self.replicas, replicas, strict=True):
-            row: dict[str, Any] = {"name": ep.name, **facts, "in_rotation": not ep.down}
+            row: dict[str, Any] = {"name": ep.name, **facts, "in_rotation": not (ep.down or ep.behind)}
             replay = lsn_to_int(facts.get("replay_lsn"))
             if primary_lsn is not None and replay is not None:
                 row["lag_bytes"] = max(0, primary_lsn - replay)

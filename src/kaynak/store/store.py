@@ -124,7 +124,7 @@ class Store:
         except BaseException:
             self.db.close()
             raise
-        self.db.check_replica_schemas()
+        self.db.check_replica_schemas(wait_s=5.0 if self.applied_migrations else 0.0)
         self._collections: dict[str, Collection] = {}
         self._lock = threading.Lock()
         # Test hook: called inside replace_document's transaction just before it commits.
