@@ -1,0 +1,90 @@
+"""Serving a document's original file: only the file it was ingested from, found by document id, after checks.
+
+``documents.origin`` holds the absolute path of the file at ingest time (uploads: the kept copy under
+``<data_dir>/uploads``). A request names a document id, never a path. Before serving, the origin must still be a
+regular file whose real path (symlinks and ``..`` resolved) equals the stored path exactly, so a file swapped for a
+symlink, or a folder on the way replaced by one, is refused rather than followed.
+
+What the browser gets: PDF inline (so ``#page=N`` opens it at the page); every other format as an attachment with
+its own content type and a sandboxing Content-Security-Policy, so an ingested HTML file can never run script in
+the page's origin (the page shows those as stored page text instead).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+from urllib.parse import quote
+
+from kaynak.errors import OriginalFileUnavailable
+
+CONTENT_TYPES = {
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".xhtml": "application/xhtml+xml",
+    ".md": "text/markdown; charset=utf-8",
+    ".markdown": "text/markdown; charset=utf-8",
+    ".mdx": "text/markdown; charset=utf-8",
+    ".txt": "text/plain",
+    ".text": "text/plain",
+}
+INLINE = {".pdf"}
+
+
+@dataclass(frozen=True)
+class OriginalFile:
+    path: Path
+    size: int
+    content_type: str
+    disposition: str  # inline | attachment
+    filename: str
+
+    def content_disposition(self) -> str:
+        """``inline``/``attachment`` with an ASCII fallback name and the UTF-8 name (RFC 6266 / RFC 5987)."""
+        fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\;' else "_" for c in self.filename)
+        return f"{self.disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(self.filename, safe='')}"
+
+
+def _gone(source: str, why: str) -> OriginalFileUnavailable:
+    return OriginalFileUnavailable(f"the original of {source!r} {why}; re-ingest it to open the original")
+
+
+def open_original(source: str, origin: str | None) -> tuple[OriginalFile, BinaryIO]:
+    """The checked, opened file behind a document (``source`` names it in messages and in the download name).
+
+    Checks: ``origin`` is known and absolute, its real path is ``origin`` itself (no symbolic link anywhere on
+    the way, no ``..``), the last part is opened without following a link, and what was opened is a regular file.
+    """
+    if not origin:
+        raise _gone(source, "was ingested before kaynak remembered file locations, so its file is unknown")
+    if not os.path.isabs(origin) or os.path.realpath(origin) != origin:
+        raise _gone(source, f"is no longer at {origin} (the path now leads through a symbolic link)")
+    try:
+        fd = os.open(origin, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        raise _gone(source, f"is gone from {origin}") from None
+    handle = os.fdopen(fd, "rb")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _gone(source, f"at {origin} is no longer a regular file")
+        if os.path.realpath(origin) != origin:  # a folder on the way swapped for a link while opening
+            raise _gone(source, f"is no longer at {origin} (the path now leads through a symbolic link)")
+    except BaseException:
+        handle.close()
+        raise
+    path = Path(origin)
+    ext = path.suffix.lower()
+    meta = OriginalFile(
+        path=path,
+        size=st.st_size,
+        content_type=CONTENT_TYPES.get(ext, "application/octet-stream"),
+        disposition="inline" if ext in INLINE else "attachment",
+        filename=PurePosixPath(source).name or path.name,
+    )
+    return meta, handle

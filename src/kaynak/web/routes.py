@@ -1,0 +1,185 @@
+"""``router(context)``: the web page at ``/``, its assets under ``/static/``, and the three read endpoints it adds.
+
+The page is a thin face like the others: everything it shows comes from the REST API (``/v1/search``,
+``/v1/collections…``, ``/v1/chunks…``, uploads and deletes) and from these additions, all thin over
+``SearchService``:
+
+- ``GET /v1/access``: what the caller's bearer token allows (``read``, ``write``), and whether the server wants a
+  token for reads or accepts writes at all: the page uses it to ask for a token once and to show write controls
+  only when the token really is the write token.
+- ``POST /v1/highlights``: the words of given texts that match a query, stemmed with each collection's language
+  (``SearchService.highlight_texts``, the same highlighting as ``kaynak search`` on a terminal).
+- ``GET /v1/documents/{id}/file``: a document's original file, by id only (``kaynak.web.files`` checks it).
+
+Every HTML response carries a Content-Security-Policy without inline script or style, ``nosniff``, no referrer and
+no framing. Nothing here sets or reads a cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Iterator
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Path as PathParam
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from kaynak.context import Context
+from kaynak.errors import KaynakError, NotFound
+from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS
+from kaynak.web.files import open_original
+from kaynak.web.i18n import LANGS, choose_language
+from kaynak.web.page import render_page
+
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+COMMON_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+STATIC_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+MAX_HIGHLIGHT_TEXT = 20_000
+
+
+class AccessDenied(KaynakError):
+    """Missing or wrong bearer token for a read the web page's endpoints serve (401)."""
+
+    status = 401
+    title = "not authorised"
+
+
+class HighlightItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    collection: str = Field(min_length=1, max_length=200)
+    text: str = Field(max_length=MAX_HIGHLIGHT_TEXT)
+
+
+class HighlightRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The query, as searched.")
+    items: list[HighlightItem] = Field(max_length=MAX_K, description="Texts to highlight, with their collection.")
+
+
+def load_assets() -> dict[str, tuple[bytes, str]]:
+    """The page's static files (name → bytes, content type), read once from the package."""
+    out: dict[str, tuple[bytes, str]] = {}
+    for entry in resources.files("kaynak.web").joinpath("static").iterdir():
+        ext = os.path.splitext(entry.name)[1]
+        if entry.is_file() and ext in STATIC_TYPES:
+            out[entry.name] = (entry.read_bytes(), STATIC_TYPES[ext])
+    return out
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _same(token: str | None, expected: str | None) -> bool:
+    return token is not None and expected is not None and hmac.compare_digest(token.encode(), expected.encode())
+
+
+def router(context: Context) -> APIRouter:
+    """The web page's routes for an app serving ``context`` (``create_app`` includes them)."""
+    settings = context.settings
+    assets = load_assets()
+    version = hashlib.sha256(b"".join(assets[n][0] for n in sorted(assets))).hexdigest()[:12]
+    r = APIRouter()
+
+    def can_read(request: Request) -> bool:
+        token = _bearer(request)
+        return not settings.read_token or _same(token, settings.read_token) or _same(token, settings.api_token)
+
+    def read_access(request: Request) -> None:
+        if not can_read(request):
+            raise AccessDenied("reads need Authorization: Bearer <KAYNAK_READ_TOKEN> on this server")
+
+    read = [Depends(read_access)]
+
+    @r.get("/", include_in_schema=False)
+    def page(request: Request, lang: Annotated[str | None, Query(max_length=10)] = None) -> HTMLResponse:
+        chosen = choose_language(lang, request.headers.get("accept-language"))
+        html = render_page(
+            chosen,
+            read_token=bool(settings.read_token),
+            write_enabled=bool(settings.api_token),
+            asset_version=version,
+        )
+        headers = {
+            **COMMON_HEADERS,
+            "Content-Security-Policy": PAGE_CSP,
+            "Cache-Control": "no-cache",
+            "Vary": "Accept-Language",
+            "Content-Language": chosen,
+        }
+        return HTMLResponse(html, headers=headers)
+
+    @r.get("/static/{name}", include_in_schema=False)
+    def static(name: Annotated[str, PathParam(max_length=100)], v: str | None = None) -> Response:
+        if name not in assets:
+            raise NotFound(f"no page asset named {name!r}")
+        body, content_type = assets[name]
+        cache = "public, max-age=31536000, immutable" if v == version else "no-cache"
+        headers = {**COMMON_HEADERS, "Cache-Control": cache, "ETag": f'"{version}"'}
+        return Response(body, media_type=content_type, headers=headers)
+
+    @r.get("/v1/access", tags=["web"], summary="What the bearer token allows")
+    def access(request: Request) -> dict[str, Any]:
+        """Whether the caller may read and write, whether reads need a token on this server, and whether writes
+        are enabled at all (`KAYNAK_API_TOKEN` set). The web page uses it to ask for a token once."""
+        token = _bearer(request)
+        return {
+            "read": can_read(request),
+            "write": bool(settings.api_token) and _same(token, settings.api_token),
+            "read_token_required": bool(settings.read_token),
+            "writes_enabled": bool(settings.api_token),
+            "languages": list(LANGS),
+        }
+
+    @r.post("/v1/highlights", tags=["search"], dependencies=read, summary="Highlight query terms in texts")
+    def highlights(body: HighlightRequest) -> dict[str, Any]:
+        """For each `{collection, text}` item, the `[start, end]` character spans of the words that match the
+        query's terms, stemmed with the collection's language: the same highlighting as `kaynak search`.
+        Example body: `{"q": "kat malikleri", "items": [{"collection": "hukuk", "text": "Kat malikleri kurulu…"}]}`.
+        """
+        spans = context.search.highlight_texts(body.q, [(i.collection, i.text) for i in body.items])
+        return {"highlights": [[list(s) for s in item] for item in spans]}
+
+    @r.get("/v1/documents/{document_id}/file", tags=["documents"], dependencies=read,
+           summary="A document's original file")
+    async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
+        """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
+        (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, moved or
+        replaced by a symbolic link since it was ingested."""
+        doc, origin = await run_in_threadpool(context.search.document_origin, document_id)
+        meta, handle = await run_in_threadpool(open_original, doc.source, origin)
+        headers = {
+            **COMMON_HEADERS,
+            "Content-Length": str(meta.size),
+            "Content-Disposition": meta.content_disposition(),
+            "Cache-Control": "no-store",
+        }
+        if meta.disposition != "inline":
+            headers["Content-Security-Policy"] = "sandbox; default-src 'none'"
+
+        def body() -> Iterator[bytes]:
+            with handle:
+                while chunk := handle.read(1 << 16):
+                    yield chunk
+
+        return StreamingResponse(body(), media_type=meta.content_type, headers=headers)
+
+    return r

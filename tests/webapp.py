@@ -1,0 +1,42 @@
+"""Test helper for the web page: the API app with the page's router, and a collection of the samples.
+
+``make_app`` includes ``kaynak.web.router`` unless the app factory already does. ``ingest_samples`` ingests
+``samples/`` (hash embedder) plus a hostile Markdown file whose name and text carry HTML and script.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from kaynak.api import create_app
+from kaynak.context import Context
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+HOSTILE_NAME = "kötü <img src=x onerror=alert(1)>.md"
+HOSTILE_TEXT = (
+    "# Zararlı <script>document.title='pwned'</script> başlık\n\n"
+    "Bu belge <script>window.__pwned = true</script> etiketi ve <b>kalın</b> yazı içerir; "
+    "zararlı betik yalnızca metin olarak görünmeli.\n"
+)
+
+
+def make_app(ctx: Context) -> Any:
+    app = create_app(ctx)
+    if not any(getattr(route, "path", None) == "/" for route in app.routes):
+        from kaynak.web import router
+
+        app.include_router(router(ctx))
+    return app
+
+
+def ingest_samples(ctx: Context, name: str, workdir: Path) -> Path:
+    """Copy the samples and the hostile file into ``workdir/docs`` and ingest them into ``name``."""
+    docs = workdir / "docs"
+    shutil.copytree(SAMPLES, docs, ignore=shutil.ignore_patterns("SOURCES.md"))
+    (docs / HOSTILE_NAME).write_text(HOSTILE_TEXT, encoding="utf-8")
+    report = ctx.ingest.ingest([docs], name, language="turkish")
+    assert not report.failed, report.failed
+    return docs
