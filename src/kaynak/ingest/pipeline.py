@@ -1,0 +1,421 @@
+"""The ingest pipeline: prepared documents flow from a reader thread through embedding to writer threads.
+
+Pipeline (docs/adr/0006-ingest-pipeline.md)::
+
+    items ──► [reader thread] prepare: hash → skip unchanged → load → chunk → header texts
+                │ bounded queue
+                ▼
+              [calling thread] embed in batches across documents (keeps the embedder busy);
+                a new collection is created here once 16 documents are in (language detection)
+                │ bounded queue
+                ▼
+              [2 writer threads] one transaction per document: replace_document(skip_if_unchanged=True)
+
+``Run`` is one ingest: the three stages, their queues, the report and the progress counters. It talks to the
+store and the settings it is given, never to the service.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import stat
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kaynak.config import Settings
+from kaynak.errors import CollectionMismatch, DocumentRejected, FileTooLarge, KaynakError, NoText
+from kaynak.langdetect import detect_collection_language
+from kaynak.store import Store
+from kaynak.types import Chunk, Collection, LoadedDocument, Page
+
+from .discovery import FileJob, file_sha256
+from .report import EventKind, IngestEvent, IngestReport
+
+if TYPE_CHECKING:
+    from kaynak.embeddings.base import Embedder
+    from kaynak.loaders import LoadOptions
+
+log = logging.getLogger(__name__)
+
+# How many documents a new collection's language is detected from, at most (or this many characters).
+_DETECT_DOCS = 16
+_DETECT_CHARS = 200_000
+# How long the embedder waits for more texts to fill a batch before it embeds a partial one.
+_FILL_WAIT = 0.2
+
+
+def embedding_text(title: str, section: str | None, text: str) -> str:
+    """The contextual header the embedder sees before a chunk: ``title — section`` (the stored text stays as is)."""
+    header = " — ".join(p for p in (title.strip(), (section or "").strip()) if p)
+    return f"{header}\n{text}" if header else text
+
+
+
+# ---------------------------------------------------------------------------------------------- pipeline items
+@dataclass
+class _Prepared:
+    source: str
+    sha256: str
+    title: str
+    metadata: dict[str, Any]
+    pages: list[Page]
+    chunks: list[Chunk]
+    texts: list[str]
+    warnings: list[str]
+    vectors: np.ndarray | None = None
+    filled: int = 0
+
+
+@dataclass
+class _Skip:
+    source: str
+
+
+@dataclass
+class _Fail:
+    source: str
+    error: str
+
+
+_Result = _Prepared | _Skip | _Fail
+_DONE = object()
+
+
+def _source_of(item: Any) -> str:
+    if isinstance(item, FileJob):
+        return item.source
+    try:
+        return str(item[0])
+    except (TypeError, IndexError, KeyError):
+        return repr(item)[:200]
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, KaynakError):
+        return err.message
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        return f"{where}cannot read the file ({err.strerror or err})"
+    return f"{type(err).__name__}: {err}"
+
+
+class Run:
+    """One ingest: the three stages, their queues, the report and the progress counters."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        name: str,
+        collection: Collection | None,
+        language: str | None,
+        explicit_language: str | None,
+        emb: Embedder,
+        known: dict[str, str],
+        files_total: int | None,
+        progress: Callable[[IngestEvent], None] | None,
+        stop: threading.Event | None,
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.collection = collection
+        self.language = language
+        self.explicit_language = explicit_language
+        self.emb = emb
+        self.known = known
+        self.progress = progress
+        self.stop = stop or threading.Event()
+        self.abort = threading.Event()  # a stage failed: everyone stops now
+        self.closed = threading.Event()  # the embedder stopped reading: the reader stops too
+        self.errors: list[BaseException] = []
+        s = settings
+        self.batch = s.embed_batch
+        self.report = IngestReport(collection=name, embedder=emb.name, language=collection.language if collection
+                                   else None)
+        self.files_total = files_total
+        self.files_done = 0
+        self.chunks_embedded = 0
+        self.chunks_written = 0
+        self._lock = threading.Lock()
+        self.ready: queue.Queue[Any] = queue.Queue(maxsize=32)
+        self.to_write: queue.Queue[Any] = queue.Queue(maxsize=8)
+        # Two writers overlap one document's commit with the next one's COPY; more only add lock traffic.
+        self.n_writers = max(1, min(2, s.pool_size - 1))
+        self.backlog: list[_Prepared] = []  # embedded documents waiting for a new collection's language
+        self.backlog_chars = 0
+
+    # ----------------------------------------------------------------- bookkeeping (any thread)
+    def emit(self, kind: EventKind, **kw: Any) -> None:
+        if self.progress is None:
+            return
+        ev = IngestEvent(kind, files_total=self.files_total, files_done=self.files_done,
+                         chunks_embedded=self.chunks_embedded, chunks_written=self.chunks_written, **kw)
+        try:
+            self.progress(ev)
+        except Exception:  # a broken progress display must not break the ingest
+            log.exception("progress callback failed")
+
+    def record(self, source: str, status: str, error: str | None = None, chunks: int = 0) -> None:
+        with self._lock:
+            r = self.report
+            if status == "failed":
+                error = error or "unknown error"
+                if source not in error:
+                    error = f"{source}: {error}"
+                r.failed.append({"source": source, "error": error})
+            else:
+                getattr(r, status).append(source)
+            r.chunks += chunks
+            self.chunks_written += chunks
+            self.files_done += 1
+            self.emit("document", source=source, status=status, error=error)
+
+    # ----------------------------------------------------------------- stage 1: read, load, chunk
+    def produce(self, items: Iterable[Any], prepare: Callable[[Any], _Result]) -> None:
+        try:
+            for item in items:
+                if self.stop.is_set() or self.abort.is_set():
+                    break
+                try:
+                    result = prepare(item)
+                except Exception as err:  # every bad file is reported and the run goes on
+                    result = _Fail(_source_of(item), _describe(err))
+                if not self._put(self.ready, result, self.closed):
+                    break
+        except BaseException as err:  # the items iterable itself failed (e.g. a bad data set)
+            self.errors.append(err)
+            self.abort.set()
+        finally:
+            self._put(self.ready, _DONE, self.closed)
+
+    def _put(self, q: queue.Queue[Any], item: Any, cancel: threading.Event) -> bool:
+        """Put ``item`` on ``q``, waiting while it is full, unless ``cancel`` is set first."""
+        while not cancel.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    # ----------------------------------------------------------------- stage 2: embed (calling thread)
+    def embed_loop(self) -> None:
+        pending: deque[_Prepared] = deque()
+        n_pending = 0
+        producer_done = False
+        truncated_before = self.emb.truncated
+        try:
+            while not self.abort.is_set():
+                # Fill a batch; once something is pending, wait at most _FILL_WAIT for more, then embed a
+                # partial batch rather than let the embedder idle behind a slow file.
+                fill_until = None
+                while not producer_done and n_pending < self.batch and not self.stop.is_set():
+                    if n_pending and fill_until is None:
+                        fill_until = time.monotonic() + _FILL_WAIT
+                    wait = 0.1 if fill_until is None else fill_until - time.monotonic()
+                    try:
+                        item = self.ready.get(timeout=wait) if wait > 0 else self.ready.get_nowait()
+                    except queue.Empty:
+                        if n_pending == 0 and not self.abort.is_set():
+                            continue
+                        break
+                    if item is _DONE:
+                        producer_done = True
+                    elif isinstance(item, _Skip):
+                        self.record(item.source, "unchanged")
+                    elif isinstance(item, _Fail):
+                        self.record(item.source, "failed", item.error)
+                    else:
+                        pending.append(item)
+                        n_pending += len(item.texts)
+                if self.stop.is_set():
+                    # Finish the documents already started; start no new ones.
+                    dropped = [d for d in pending if d.filled == 0]
+                    if dropped:
+                        pending = deque(d for d in pending if d.filled > 0)
+                        n_pending = sum(len(d.texts) - d.filled for d in pending)
+                        self.report.interrupted = True
+                if n_pending == 0:
+                    if producer_done or self.stop.is_set():
+                        break
+                    continue
+                texts: list[str] = []
+                for d in pending:
+                    take = min(len(d.texts) - d.filled, self.batch - len(texts))
+                    texts.extend(d.texts[d.filled : d.filled + take])
+                    if len(texts) >= self.batch:
+                        break
+                vecs = self.emb.embed_passages(texts)
+                pos = 0
+                while pending and pos < len(vecs):
+                    d = pending[0]
+                    if d.vectors is None:
+                        d.vectors = np.empty((len(d.texts), vecs.shape[1]), dtype=np.float32)
+                    take = min(len(d.texts) - d.filled, len(vecs) - pos)
+                    d.vectors[d.filled : d.filled + take] = vecs[pos : pos + take]
+                    d.filled += take
+                    pos += take
+                    if d.filled == len(d.texts):
+                        pending.popleft()
+                        self._forward(d)
+                n_pending -= len(texts)
+                with self._lock:
+                    self.chunks_embedded += len(texts)
+                    self.report.embedded += len(texts)
+                    self.emit("embedded")
+            if self.stop.is_set() and not producer_done:
+                self.report.interrupted = True
+            self._flush_backlog()
+        finally:
+            self.report.truncated = max(0, self.emb.truncated - truncated_before)
+            for _ in range(self.n_writers):
+                self._put(self.to_write, _DONE, self.abort)
+
+    def _forward(self, d: _Prepared) -> None:
+        """Hand an embedded document to the writers; a new collection is created once a sample is in."""
+        if self.collection is not None:
+            self._put(self.to_write, d, self.abort)
+            return
+        self.backlog.append(d)
+        self.backlog_chars += sum(len(p.text) for p in d.pages)
+        if len(self.backlog) >= _DETECT_DOCS or self.backlog_chars >= _DETECT_CHARS:
+            self._flush_backlog()
+
+    def _flush_backlog(self) -> None:
+        if self.backlog and not self.abort.is_set():
+            self._create_collection(self.backlog)
+            for item in self.backlog:
+                self._put(self.to_write, item, self.abort)
+        self.backlog = []
+
+    # ----------------------------------------------------------------- stage 3: write (writer threads)
+    def write_loop(self) -> None:
+        try:
+            while True:
+                try:
+                    item = self.to_write.get(timeout=0.1)
+                except queue.Empty:
+                    if self.abort.is_set():
+                        return
+                    continue
+                if item is _DONE or self.abort.is_set():
+                    return
+                self._write(item)
+        except BaseException as err:
+            self.errors.append(err)
+            self.abort.set()
+
+    def _create_collection(self, sample: list[_Prepared]) -> None:
+        language = self.language
+        if language is None:
+            language = detect_collection_language(
+                "\n".join(p.text for p in d.pages)[:20_000] for d in sample
+            ) or "simple"
+        col = self.store.ensure_collection(self.name, language, self.emb.name, self.emb.dim)
+        check_collection(col, self.explicit_language, self.emb)
+        self.collection = col
+        self.report.language = col.language
+
+    def _write(self, d: _Prepared) -> None:
+        assert self.collection is not None
+        for w in d.warnings:
+            self.report.warnings.append({"source": d.source, "warning": w})
+        try:
+            doc_id = self.store.replace_document(
+                self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.chunks, d.vectors,
+                skip_if_unchanged=True,
+            )
+        except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
+            self.record(d.source, "failed", str(err))
+            return
+        if doc_id is None:
+            self.record(d.source, "unchanged")
+        elif d.source in self.known:
+            self.record(d.source, "updated", chunks=len(d.chunks))
+        else:
+            self.record(d.source, "added", chunks=len(d.chunks))
+        d.vectors = None
+
+    # ----------------------------------------------------------------- all together
+    def run(self, items: Iterable[Any], prepare: Callable[[Any], _Result]) -> None:
+        reader = threading.Thread(target=self.produce, args=(items, prepare), name="kaynak-ingest-read", daemon=True)
+        writers = [
+            threading.Thread(target=self.write_loop, name=f"kaynak-ingest-write-{i}", daemon=True)
+            for i in range(self.n_writers)
+        ]
+        reader.start()
+        for w in writers:
+            w.start()
+        try:
+            self.embed_loop()
+        except BaseException:
+            self.abort.set()
+            self.closed.set()
+            reader.join(timeout=5)
+            for w in writers:
+                w.join(timeout=5)
+            raise
+        self.closed.set()
+        for w in writers:
+            w.join()
+        reader.join(timeout=5)
+        if self.errors:
+            err = self.errors[0]
+            raise err
+
+
+# ---------------------------------------------------------------------------------------------- preparing
+def check_collection(col: Collection, language: str | None, emb: Embedder) -> None:
+    """Raise CollectionMismatch when ``col`` was built with another language or embedder."""
+    if language is not None and col.language != language:
+        raise CollectionMismatch(
+            f"collection {col.name!r} was built with language {col.language!r}, not the requested {language!r}"
+        )
+    if col.embedder != emb.name or col.dim != emb.dim:
+        raise CollectionMismatch(
+            f"collection {col.name!r} was built with embedder {col.embedder!r} (dim {col.dim}), not "
+            f"{emb.name!r} (dim {emb.dim}); ingest into another collection"
+        )
+
+
+def prepare_file(
+    job: FileJob, known: dict[str, str], max_bytes: int, settings: Settings, options: LoadOptions | None = None
+) -> _Result:
+    """Stat, hash and (unless unchanged) load and chunk one file; raises for a file that cannot be taken."""
+    from kaynak.loaders import load
+
+    st = os.stat(job.path)
+    if not stat.S_ISREG(st.st_mode):
+        return _Fail(job.source, f"{job.path}: not a regular file")
+    if st.st_size > max_bytes:
+        raise FileTooLarge(
+            job.path,
+            f"{st.st_size / 1048576:.1f} MB is over the limit of {settings.max_file_mb:g} MB "
+            "(raise KAYNAK_MAX_FILE_MB to take it)",
+        )
+    sha = file_sha256(job.path)
+    if known.get(job.source) == sha:
+        return _Skip(job.source)
+    doc = load(job.path, max_bytes=max_bytes, options=options)
+    return prepare_loaded(job.source, sha, doc, settings)
+
+
+def prepare_loaded(source: str, sha: str, doc: LoadedDocument, settings: Settings) -> _Prepared:
+    """Chunk a loaded document and build the texts the embedder sees."""
+    from kaynak.chunking import chunk_pages
+
+    chunks = chunk_pages(doc.pages, chunk_size=settings.chunk_size, overlap=settings.chunk_overlap)
+    if not chunks:
+        raise NoText(source, "no text to index")
+    title = (doc.title or "").strip() or Path(source).stem
+    texts = [embedding_text(title, c.section, c.text) for c in chunks]
+    return _Prepared(source, sha, title, dict(doc.metadata), list(doc.pages), chunks, texts, list(doc.warnings))

@@ -1,0 +1,180 @@
+"""IngestService: the write side of kaynak — files in, searchable chunks out; collections and documents managed.
+
+Only the CLI, the REST API's authenticated write endpoints (and the evaluation harness) use this class. The work
+itself happens in kaynak.ingest.pipeline (docs/adr/0006-ingest-pipeline.md).
+
+Identity is (collection, source); ``source`` is the path relative to the ingest root (a folder argument's own
+folder, or a file argument's parent). The sha256 of the file's bytes decides: unchanged → skipped before
+loading; changed → replaced atomically; new → added. Every document commits on its own, so a killed ingest
+leaves whole documents only and the next run completes the work.
+
+Language of a new collection: the explicit ``language``, else ``settings.language``, else detected from the
+first documents (``kaynak.langdetect``: Turkish vs English), else ``simple``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kaynak.config import Settings
+from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, UsageError
+from kaynak.store import Store
+from kaynak.types import LANGUAGES, Collection, LoadedDocument
+
+from .discovery import FileJob, PathFilter, discover
+from .pipeline import Run, _Result, _Skip, check_collection, prepare_file, prepare_loaded
+from .report import IngestEvent, IngestReport
+
+if TYPE_CHECKING:
+    from kaynak.embeddings.base import Embedder
+
+
+class IngestService:
+    def __init__(self, store: Store, settings: Settings, embedder_factory: Callable[[str], Embedder]) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder_factory = embedder_factory
+
+    # ------------------------------------------------------------------ collections and documents
+    def create_collection(self, name: str, language: str | None = None, embedder: str | None = None) -> Collection:
+        language = language or self.settings.language or "simple"
+        if language not in LANGUAGES:
+            raise UsageError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}", "language")
+        emb = self.embedder_factory(embedder or self.settings.embedder)
+        return self.store.create_collection(name, language, emb.name, emb.dim)
+
+    def delete_collection(self, name: str) -> None:
+        self.store.delete_collection(name)
+
+    def delete_document(self, collection: str, source: str) -> None:
+        col = self.store.get_collection(collection)
+        if not self.store.delete_document(col, source):
+            raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
+
+    # ------------------------------------------------------------------ ingest
+    def ingest(
+        self,
+        paths: Sequence[str | Path],
+        collection: str | None = None,
+        *,
+        language: str | None = None,
+        embedder: str | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        prune: bool = False,
+        progress: Callable[[IngestEvent], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> IngestReport:
+        """Ingest files and folders (recursively) into ``collection`` (default: settings.collection).
+
+        Unchanged files (same sha256 as stored) are skipped unread; changed ones are replaced atomically; new
+        ones added. With ``prune``, documents whose files are no longer under ``paths`` (within the include /
+        exclude selection) are removed — the collection then mirrors the paths. Per-file problems end up in
+        ``report.failed`` and the run goes on; a missing path or a collection that exists with another
+        language or embedder raises before anything changes. Setting ``stop`` ends the run after the documents
+        being embedded are written (``report.interrupted``).
+        """
+        if isinstance(paths, str | Path):
+            paths = [paths]
+        t0 = time.perf_counter()
+        name = collection or self.settings.collection
+        path_filter = PathFilter(include, exclude)
+        found = discover(paths, path_filter)
+        col, lang, emb = self._resolve(name, language, embedder)
+        known = self.store.document_hashes(col) if col is not None else {}
+        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
+
+        from kaynak.loaders import LoadOptions
+
+        options = LoadOptions(lang, self.settings.data_dir, self.settings.ocr_languages)
+
+        def prepare(job: FileJob) -> _Result:
+            return prepare_file(job, known, max_bytes, self.settings, options)
+
+        total = len(found.jobs) + len(found.failed)
+        run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop)
+        run.report.ignored = found.ignored
+        run.emit("start")
+        for f in found.failed:
+            run.record(f["source"], "failed", f["error"])
+        run.run(found.jobs, prepare)
+        report = run.report
+        if prune and run.collection is not None and not report.interrupted:
+            gone = [s for s in sorted(self.store.document_hashes(run.collection))
+                    if s not in found.seen and path_filter(s)]
+            for source in gone:
+                if self.store.delete_document(run.collection, source):
+                    report.removed.append(source)
+                    run.emit("removed", source=source, status="removed")
+        report.seconds = round(time.perf_counter() - t0, 3)
+        run.emit("done")
+        return report
+
+    def ingest_documents(
+        self,
+        collection: str,
+        documents: Iterable[tuple[str, str, LoadedDocument]],
+        *,
+        language: str | None = None,
+        embedder: str | None = None,
+        progress: Callable[[IngestEvent], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> IngestReport:
+        """Ingest in-memory documents given as (source, sha256, LoadedDocument), through the same pipeline.
+
+        A document whose sha256 equals the stored one is skipped without chunking or embedding. Used by the
+        evaluation harness (BEIR corpora) and the REST upload.
+        """
+        t0 = time.perf_counter()
+        col, lang, emb = self._resolve(collection, language, embedder)
+        known = self.store.document_hashes(col) if col is not None else {}
+        total = len(documents) if hasattr(documents, "__len__") else None
+
+        def prepare(item: tuple[str, str, LoadedDocument]) -> _Result:
+            source, sha, doc = item
+            if not source or not isinstance(source, str):
+                raise UsageError(f"document source must be a non-empty string, got {source!r}", "source")
+            if known.get(source) == sha:
+                return _Skip(source)
+            return prepare_loaded(source, sha, doc, self.settings)
+
+        run = Run(self.store, self.settings, collection, col, lang, language, emb, known, total, progress, stop)
+        run.emit("start")
+        run.run(documents, prepare)
+        run.report.seconds = round(time.perf_counter() - t0, 3)
+        run.emit("done")
+        return run.report
+
+    # ------------------------------------------------------------------ internals
+    def _resolve(
+        self, name: str, language: str | None, embedder: str | None
+    ) -> tuple[Collection | None, str | None, Embedder]:
+        """The existing collection (checked against explicit choices) or None, the language, the embedder."""
+        if language is not None and language not in LANGUAGES:
+            raise UsageError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}", "language")
+        try:
+            col: Collection | None = self.store.get_collection(name)
+        except CollectionNotFound:
+            col = None
+        if col is not None:
+            if language is not None and language != col.language:
+                raise CollectionMismatch(
+                    f"collection {name!r} was built with language {col.language!r}, not the requested "
+                    f"{language!r}; leave out --language, or ingest into another collection"
+                )
+            if embedder is not None and embedder != col.embedder:
+                requested = self.embedder_factory(embedder)
+                if requested.name != col.embedder:
+                    raise CollectionMismatch(
+                        f"collection {name!r} was built with embedder {col.embedder!r}, not the requested "
+                        f"{embedder!r}; leave out --embedder, or ingest into another collection"
+                    )
+            emb = self.embedder_factory(col.embedder)
+            check_collection(col, language, emb)
+            return col, col.language, emb
+        emb = self.embedder_factory(embedder or self.settings.embedder)
+        return None, language or self.settings.language, emb
