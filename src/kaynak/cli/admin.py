@@ -1,13 +1,15 @@
-"""CLI commands that inspect and manage: doctor, models, collections, documents."""
+"""CLI commands that inspect and manage: doctor, models, collections, documents, backup, restore."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.context import Context
 from kaynak.errors import KaynakError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -41,8 +43,10 @@ def doctor(json_out: JsonOpt = False) -> None:
         ]
         if not info.get("pgvector"):
             report["problems"].append("pgvector is not installed in the database")
+        _doctor_replication(ctx, report)
     except KaynakError as err:
         report["problems"].append(err.message)
+    _doctor_backup(ctx, report)
     try:
         from kaynak.embeddings import embedder_dim
 
@@ -68,13 +72,53 @@ def doctor(json_out: JsonOpt = False) -> None:
         for c in report.get("collections", []):
             console.print(f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, "
                           f"{c['embedder']})", highlight=False)
+        for r in report.get("replicas", []):
+            state = "ok" if r.get("ok") else f"down: {r.get('error')}"
+            console.print(f"  replica {r['name']}: {state}; lag {r.get('lag_bytes', '?')} bytes, "
+                          f"{r.get('lag_seconds', '?')} s; schema {r.get('schema_version', '?')}", highlight=False)
+        if "last_backup" in report:
+            b = report["last_backup"]
+            console.print(f"  last backup: {b['at']} → {b['file']}" if b else "  last backup: never",
+                          highlight=False)
         if report["ocr"].get("problem"):
             err_console.print(f"[yellow]note:[/] {report['ocr']['problem']}", highlight=False)
+        for w in report.get("warnings", []):
+            err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
         for p in report["problems"]:
             err_console.print(f"[bold red]problem:[/] {p}", highlight=False)
         if report["ok"]:
             console.print("[green]healthy[/]")
     raise typer.Exit(0 if report["ok"] else 1)
+
+
+def _doctor_replication(ctx: Context, report: dict) -> None:
+    """Read replicas: whether each answers, its lag, and a schema behind the primary's (reported, not fatal)."""
+    if not ctx.settings.read_database_urls:
+        return
+    health = ctx.store.health(timeout=2.0)
+    report["replicas"] = health["replicas"]
+    for r in health["replicas"]:
+        if not r.get("ok"):
+            report.setdefault("warnings", []).append(
+                f"read replica {r['name']} does not answer ({r.get('error')}); reads go to the primary")
+        elif r.get("schema_behind"):
+            report.setdefault("warnings", []).append(
+                f"read replica {r['name']} is behind on schema (version {r.get('schema_version')}); "
+                "it takes no reads until it has replayed the primary's migrations")
+
+
+def _doctor_backup(ctx: Context, report: dict) -> None:
+    """The embedded data folder's last backup; a warning when there has never been one and it holds documents."""
+    if ctx.settings.database_url:
+        return  # a server by URL is backed up by whoever runs it (or kaynak backup)
+    from kaynak.backup import last_backup
+
+    last = last_backup(ctx.settings.data_dir)
+    report["last_backup"] = last
+    if last is None and any(c["documents"] for c in report.get("collections", [])):
+        report.setdefault("warnings", []).append(
+            f"the embedded database in {ctx.settings.data_dir / 'postgres'} has never been backed up: "
+            "run kaynak backup FILE (and keep FILE on another disk)")
 
 
 @app.command()
@@ -188,3 +232,68 @@ def documents_delete(
     with errors_handled():
         ctx.ingest.delete_document(collection, source)
     console.print(f"deleted {source} from {collection}")
+
+
+UrlOpt = Annotated[
+    str | None,
+    typer.Option("--database-url", help="Server and database to use instead of KAYNAK_DATABASE_URL or the embedded."),
+]
+
+
+@app.command("backup")
+def backup_cmd(
+    file: Annotated[Path, typer.Argument(help="The archive to write (pg_dump custom format).")],
+    database_url: UrlOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Back up kaynak's database (documents, chunks, vectors, postings, settings) to FILE with pg_dump.
+
+    Example: kaynak backup ~/kaynak-2026-12-03.dump
+    """
+    from kaynak import backup as backups
+    from kaynak.store.server import embedded_uri
+
+    ctx = make_context()
+    s = ctx.settings
+    with errors_handled():
+        url = database_url or s.database_url
+        result = backups.backup(url or embedded_uri(s.data_dir), file, data_dir=None if url else s.data_dir)
+    if json_out:
+        print_json(result)
+        return
+    t = result["tables"]
+    console.print(f"backed up {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
+                  f"{t.get('chunks', 0)} chunks to {result['file']} ({result['bytes'] / 1e6:.1f} MB, "
+                  f"{result['seconds']} s)", highlight=False)
+
+
+@app.command("restore")
+def restore_cmd(
+    file: Annotated[Path, typer.Argument(help="An archive made by kaynak backup.")],
+    database_url: UrlOpt = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite the kaynak data the target holds.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Restore a backup into the embedded data folder (KAYNAK_DATA_DIR) or into a server by URL.
+
+    The target must hold no kaynak documents unless --replace. It runs in one transaction; afterwards any
+    newer migrations are applied. Example: kaynak restore kaynak.dump --database-url postgresql://u@host/kaynak
+    """
+    from kaynak import backup as backups
+    from kaynak.store import Store
+    from kaynak.store.server import embedded_uri
+
+    ctx = make_context()
+    s = ctx.settings
+    with errors_handled():
+        url = database_url or s.database_url
+        result = backups.restore(url or embedded_uri(s.data_dir), file, replace=replace, embedded=not url)
+        with Store(url or embedded_uri(s.data_dir), pool_size=1) as store:  # applies newer migrations, if any
+            result["schema_version"] = store.server_info()["schema_version"]
+    if json_out:
+        print_json(result)
+        return
+    t = result["tables"]
+    console.print(f"restored {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
+                  f"{t.get('chunks', 0)} chunks from {result['file']} ({result['seconds']} s; "
+                  f"schema version {result['schema_version']})", highlight=False)
