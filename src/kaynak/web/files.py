@@ -68,15 +68,15 @@ def open_original(source: str, origin: str | None) -> tuple[OriginalFile, Binary
         fd = os.open(origin, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         raise _gone(source, f"is gone from {origin}") from None
-    handle = os.fdopen(fd, "rb")
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _gone(source, f"at {origin} is no longer a regular file")
         if os.path.realpath(origin) != origin:  # a folder on the way swapped for a link while opening
             raise _gone(source, f"is no longer at {origin} (the path now leads through a symbolic link)")
+        handle = os.fdopen(fd, "rb")
     except BaseException:
-        handle.close()
+        os.close(fd)
         raise
     path = Path(origin)
     ext = path.suffix.lower()
