@@ -170,8 +170,12 @@ def main() -> None:
         data_dir = Path(tempfile.mkdtemp(prefix="kaynak-bench-scale-"))
         took = ingest(cluster.primary.url(), docs, args.embedder, data_dir)
         print(f"ingested {len(docs)} SciFact documents in {took:.1f} s ({args.embedder} embedder)")
+        import psycopg
+
         from kaynak.store import Store
 
+        with psycopg.connect(cluster.primary.url(), autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")  # fresh statistics, so no scenario waits for autovacuum's
         with Store(cluster.primary.url(), read_urls=[cluster.standbys[0].url()]) as s:
             assert s.wait_for_replicas(60)["ok"]
         base_env = {
