@@ -203,6 +203,17 @@ def test_mixed_pdf_keeps_text_pages_and_ocrs_the_scan(tmp_path: Path) -> None:
 
 
 @needs_tesseract
+def test_grainy_scan_is_smoothed_before_ocr(tmp_path: Path) -> None:
+    # Grain of σ 60 leaves Tesseract's own thresholding with nothing but specks (no words at all, measured);
+    # the loader smooths such pages first.
+    img, truth = _scan(TR, noise=60, seed=5)
+    assert ocr_mod.noise_level(img) > ocr_mod.NOISY
+    path = tmp_path / "grainy.png"
+    path.write_bytes(image_bytes(img, "PNG"))
+    assert cer(truth, load(path).pages[0].text) <= 0.03
+
+
+@needs_tesseract
 def test_blank_scan_is_no_text(tmp_path: Path) -> None:
     from PIL import Image
 
