@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     keyword_ranking: Literal["bm25", "ts_rank_cd"] = "bm25"
     bm25_k1: float = Field(default=0.9, ge=0)
     bm25_b: float = Field(default=0.4, ge=0, le=1)
+    bm25_pruning: bool = Field(
+        default=True, description="Exact BM25 top k with MaxScore pruning; false = sum every posting (ADR 0012)."
+    )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(default=1.0, ge=0)
     keyword_weight: float = Field(default=1.0, ge=0)

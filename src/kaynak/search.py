@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ RANKINGS = KEYWORD_RANKINGS
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
 FILTER_KEYS = ("source_prefix", "source_glob", "metadata")
 KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-like and quoted queries
+QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedder name and query text)
 
 _IDENTIFIER = re.compile(r"^(?=\S*[\d_.:/#])[\w.:/#\-]+$", re.UNICODE)
 _QUOTED = re.compile(r'^\s*["“”„«](.+)["“”„»]\s*$', re.DOTALL)
@@ -76,6 +79,38 @@ class SearchPlan:
     query_lexemes: dict[str, list[str]] = field(default_factory=dict)  # language → lexemes
     embedded: set[int] = field(default_factory=set)  # collection ids that have embeddings
     keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
+
+
+class SearchResults(list[Hit]):
+    """The hits of one search (a list, best first) with the plan that produced them (``.plan``): faces show the
+    mode and collections and highlight with the plan's lexemes instead of planning or stemming again."""
+
+    def __init__(self, hits: Sequence[Hit] = (), plan: SearchPlan | None = None) -> None:
+        super().__init__(hits)
+        self.plan = plan
+
+
+class QueryVectorCache:
+    """A thread-safe LRU of query vectors keyed by (embedder name, query text)."""
+
+    def __init__(self, size: int = QUERY_VECTOR_CACHE) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, embedder: str, text: str) -> Any | None:
+        with self._lock:
+            vec = self._items.get((embedder, text))
+            if vec is not None:
+                self._items.move_to_end((embedder, text))
+            return vec
+
+    def put(self, embedder: str, text: str, vector: Any) -> None:
+        with self._lock:
+            self._items[(embedder, text)] = vector
+            self._items.move_to_end((embedder, text))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
 
 def parse_metadata_pairs(pairs: Sequence[str] | None, field: str = "meta") -> dict[str, Any]:
@@ -112,6 +147,7 @@ class SearchService:
         self.embedder_factory = embedder_factory
         self.reranker_factory = reranker_factory
         self._has_embeddings: set[int] = set()
+        self.query_vectors = QueryVectorCache()
 
     # ------------------------------------------------------------------ search
     def search(
@@ -125,9 +161,11 @@ class SearchService:
         keyword_ranking: str | None = None,
         *,
         embedder: str | None = None,
-    ) -> list[Hit]:
+    ) -> SearchResults:
         """The ``k`` best passages for ``query``, each with a verbatim quote (see the module docstring).
 
+        One pass: the query is stemmed and the collections resolved once (``plan``); the plan's lexemes feed the
+        keyword leg and the quotes, and come back with the hits (``SearchResults.plan``) for highlighting.
         ``embedder`` forces an embedder by name: a collection built with another one raises CollectionMismatch
         (without it, each collection is searched with the embedder it was built with).
         """
@@ -142,7 +180,7 @@ class SearchService:
         keyword: Future[list[tuple[str, float]]] | None = None
         if plan.mode in ("hybrid", "keyword") and plan.keyword_coverage > 0:
             # the keyword leg runs on its own connection while this thread embeds the query and scans HNSW
-            keyword = _LEGS.submit(self._keyword_leg, text, plan, depth, flt, ranking)
+            keyword = _LEGS.submit(self._keyword_leg, plan, depth, flt, ranking)
         if plan.mode in ("hybrid", "vector"):
             try:
                 legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
@@ -161,7 +199,7 @@ class SearchService:
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
         top = [f for f in fused[:k] if f.id in records]
-        return self._hits(top, records, plan, rerank_scores)
+        return SearchResults(self._hits(top, records, plan, rerank_scores), plan)
 
     def plan(self, query: str, collections: str | Sequence[str] | None = None, mode: str = "auto") -> SearchPlan:
         """Resolve collections and mode for ``query`` without searching (the CLI shows it; search uses it)."""
@@ -289,14 +327,18 @@ class SearchService:
                         f"collection {col.name!r} holds {col.dim}-dimensional vectors from {col.embedder!r}, but "
                         f"embedder {emb.name!r} gives {emb.dim}; re-ingest the collection"
                     )
-                vectors[col.embedder] = emb.embed_queries([text])[0]
+                vec = self.query_vectors.get(emb.name, text)
+                if vec is None:
+                    vec = emb.embed_queries([text])[0]
+                    self.query_vectors.put(emb.name, text, vec)
+                vectors[col.embedder] = vec
             hits = self.store.vector_search(col, vectors[col.embedder], depth, flt, self.settings.ef_search)
             results.extend((cid, 1.0 - dist) for cid, dist in hits)
         results.sort(key=lambda r: (-r[1], r[0]))
         return results[:depth]
 
     def _keyword_leg(
-        self, text: str, plan: SearchPlan, depth: int, flt: SearchFilters | None, ranking: str
+        self, plan: SearchPlan, depth: int, flt: SearchFilters | None, ranking: str
     ) -> list[tuple[str, float]]:
         results: list[tuple[str, float]] = []
         for language, lexemes in plan.query_lexemes.items():
@@ -305,7 +347,15 @@ class SearchService:
             group = [c for c in plan.collections if c.language == language]
             results.extend(
                 self.store.keyword_search(
-                    group, text, depth, ranking, flt, k1=self.settings.bm25_k1, b=self.settings.bm25_b
+                    group,
+                    None,
+                    depth,
+                    ranking,
+                    flt,
+                    k1=self.settings.bm25_k1,
+                    b=self.settings.bm25_b,
+                    lexemes=lexemes,
+                    pruned=self.settings.bm25_pruning,
                 )
             )
         if len(plan.query_lexemes) > 1:
@@ -397,21 +447,31 @@ class SearchService:
         return hits
 
     def highlights(self, query: str, hits: Sequence[Hit]) -> list[list[tuple[int, int]]]:
-        """For each hit, the spans of its quote's words that match the query's terms (offsets into quote.text)."""
-        return self.highlight_texts(query, [(h.collection, h.quote.text) for h in hits])
+        """For each hit, the spans of its quote's words that match the query's terms (offsets into quote.text).
+        Hits from ``search`` carry their plan, whose lexemes and collections are used as they are."""
+        plan = hits.plan if isinstance(hits, SearchResults) else None
+        return self.highlight_texts(query, [(h.collection, h.quote.text) for h in hits], plan)
 
-    def highlight_texts(self, query: str, items: Sequence[tuple[str, str]]) -> list[list[tuple[int, int]]]:
+    def highlight_texts(
+        self, query: str, items: Sequence[tuple[str, str]], plan: SearchPlan | None = None
+    ) -> list[list[tuple[int, int]]]:
         """For each ``(collection, text)``, the spans of the text's words that match the query's terms, stemmed
-        with the collection's language (what ``highlights`` does for quotes; the web page uses it directly)."""
+        with the collection's language (what ``highlights`` does for quotes; the web page uses it directly).
+        With the search's ``plan``, its languages and lexemes are reused (no stemming of the query again)."""
         text = self.check_query(query)
         out: list[list[tuple[int, int]]] = [[] for _ in items]
-        languages: dict[str, str] = {}
+        languages: dict[str, str] = {c.name: c.language for c in plan.collections} if plan else {}
         for collection, _ in items:
             if collection not in languages:
                 languages[collection] = self.store.get_collection(collection).language
         for language in sorted(set(languages.values())):
             idx = [i for i, (collection, _) in enumerate(items) if languages[collection] == language]
-            qlex = set(self.store.query_lexemes(language, text))
+            if not idx:
+                continue
+            if plan is not None and language in plan.query_lexemes:
+                qlex = set(plan.query_lexemes[language])
+            else:
+                qlex = set(self.store.query_lexemes(language, text))
             spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
             for i, sp in zip(idx, spans, strict=True):
                 out[i] = sp

@@ -64,8 +64,9 @@ def search(
             cols: str | list[str] | None = collection or None
             if cols and len(cols) == 1:
                 cols = cols[0]
-            plan = svc.plan(query, cols, mode)
             hits = svc.search(query, cols, mode=mode, k=k, filters=filters, rerank=rerank, keyword_ranking=ranking)
+            plan = hits.plan  # the search's own plan: nothing is planned or stemmed twice
+            assert plan is not None
             if json_out:
                 print_json({"query": query, "mode": plan.mode, "hits": [h.to_dict() for h in hits]})
                 return

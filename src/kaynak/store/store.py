@@ -491,10 +491,8 @@ class Store:
         return self._doc_from_row(row[:-2], row[-1]), row[-2]
 
     # ------------------------------------------------------------------ search
-    def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
-        """A condition on ``document_id`` for the filters (TRUE when there are none)."""
-        if filters is None or filters.empty():
-            return sql.SQL("TRUE"), []
+    def _documents_where(self, collection_ids: Sequence[int], filters: SearchFilters) -> tuple[sql.Composable, list]:
+        """A condition on ``documents`` rows for the filters."""
         conds = [sql.SQL("collection_id = ANY(%s)")]
         params: list[Any] = [list(collection_ids)]
         if filters.source_prefix:
@@ -506,10 +504,23 @@ class Store:
         if filters.metadata:
             conds.append(sql.SQL("metadata @> %s"))
             params.append(Jsonb(filters.metadata))
-        cond = sql.SQL("document_id = ANY(ARRAY(SELECT id FROM documents WHERE {}))").format(
-            sql.SQL(" AND ").join(conds)
-        )
-        return cond, params
+        return sql.SQL(" AND ").join(conds), params
+
+    def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
+        """A condition on ``document_id`` for the filters (TRUE when there are none)."""
+        if filters is None or filters.empty():
+            return sql.SQL("TRUE"), []
+        where, params = self._documents_where(collection_ids, filters)
+        return sql.SQL("document_id = ANY(ARRAY(SELECT id FROM documents WHERE {}))").format(where), params
+
+    def _filter_documents_sql(
+        self, collection_ids: Sequence[int], filters: SearchFilters | None
+    ) -> tuple[sql.Composable, list]:
+        """The ids of the documents the filters keep, as a ``bigint[]`` expression (NULL when there are none)."""
+        if filters is None or filters.empty():
+            return sql.SQL("NULL::bigint[]"), []
+        where, params = self._documents_where(collection_ids, filters)
+        return sql.SQL("ARRAY(SELECT id FROM documents WHERE {})").format(where), params
 
     def vector_search(
         self,
@@ -578,17 +589,23 @@ class Store:
     def keyword_search(
         self,
         collections: Sequence[Collection],
-        query: str,
+        query: str | None = None,
         k: int = 40,
         ranking: str = "bm25",
         filters: SearchFilters | None = None,
         k1: float = 0.9,
         b: float = 0.4,
+        *,
+        lexemes: Sequence[str] | None = None,
+        pruned: bool = True,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
 
+        ``lexemes`` (already stemmed, e.g. a search plan's) spare stemming ``query`` again.
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
-        ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)) from the postings table.
+        ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)). ``pruned`` (default) runs
+        ``kaynak_bm25_top`` (MaxScore over ``lexeme_stats``; docs/adr/0012-bm25-pruning.md), which returns the
+        same top k and scores as summing every posting of every term (``pruned=False``, the first path).
         """
         if not collections:
             return []
@@ -596,22 +613,25 @@ class Store:
         if len(languages) != 1:
             raise ValueError("keyword_search ranks one language at a time")
         language = languages.pop()
-        lexemes = self.query_lexemes(language, query)
+        if lexemes is None:
+            lexemes = self.query_lexemes(language, query or "")
+        lexemes = list(dict.fromkeys(lexemes))[:MAX_QUERY_LEXEMES]
         if not lexemes:
             return []
         ids = [c.id for c in collections]
-        cond, params = self._filter_sql(ids, filters)
-        if ranking == "ts_rank_cd":
+        if ranking == "bm25" and pruned:
+            docs, params = self._filter_documents_sql(ids, filters)
             query_sql = sql.SQL(
                 """
-                SELECT id, ts_rank_cd(tsv, q, 1) AS score
-                FROM chunks, (SELECT %s::tsquery AS q) qq
-                WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
-                ORDER BY score DESC, id LIMIT %s
+                SELECT t.chunk_id, t.score
+                FROM unnest(%s::bigint[]) AS c(id),
+                     LATERAL kaynak_bm25_top(c.id, %s::text[], %s, %s::float8, %s::float8, {docs}) t
+                ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
                 """
-            ).format(cond=cond)
-            args = [tsquery_literal(lexemes), ids, *params, k]
+            ).format(docs=docs)
+            args: list[Any] = [ids, lexemes, k, k1, b, *params, k]
         elif ranking == "bm25":
+            cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(
                 """
                 WITH p AS MATERIALIZED (
@@ -634,11 +654,31 @@ class Store:
                 """
             ).format(cond=cond)
             args = [ids, lexemes, ids, k1, k1, b, b, *params, k]
+        elif ranking == "ts_rank_cd":
+            cond, params = self._filter_sql(ids, filters)
+            query_sql = sql.SQL(
+                """
+                SELECT id, ts_rank_cd(tsv, q, 1) AS score
+                FROM chunks, (SELECT %s::tsquery AS q) qq
+                WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
+                ORDER BY score DESC, id LIMIT %s
+                """
+            ).format(cond=cond)
+            args = [tsquery_literal(lexemes), ids, *params, k]
         else:
             raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
         with self._conn() as conn:
             rows = conn.execute(query_sql, args).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        """lexeme → (df, max tf, min length) from ``lexeme_stats`` (what BM25 pruning bounds each term with)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT lexeme, df, max_tf, min_dl FROM lexeme_stats WHERE collection_id = %s AND lexeme = ANY(%s)",
+                (collection.id, list(lexemes)),
+            ).fetchall()
+        return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
 
     # ------------------------------------------------------------------ maintenance
     def chunk_count(self, collection: Collection) -> int:
@@ -680,8 +720,8 @@ class Store:
         trip; the search service weights the keyword leg by the share of known terms)."""
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT u.lexeme, EXISTS (SELECT 1 FROM postings p WHERE p.collection_id = ANY(%s) "
-                "AND p.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
+                "SELECT u.lexeme, EXISTS (SELECT 1 FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
+                "AND s.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
                 "ORDER BY u.positions[1] LIMIT %s",
                 (list(collection_ids), language, text, limit),
             ).fetchall()

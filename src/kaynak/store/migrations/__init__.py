@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import psycopg
 
+from kaynak.store.migrations.bm25_pruning import m5_lexeme_stats, m6_pruned_bm25
+
 # pg_advisory_xact_lock key for migrations: any fixed 64-bit number unique to kaynak ("kaynak" in ASCII).
 _LOCK_KEY = 0x6B61796E616B
 
@@ -120,6 +122,8 @@ def _m2_covering_postings(conn: psycopg.Connection) -> None:
 MIGRATIONS: list[Migration] = [
     Migration(1, "initial schema: collections, documents, pages, chunks, postings, tr_lower", _m1_initial),
     Migration(2, "postings primary key covers tf, dl and document_id (index-only BM25 scans)", _m2_covering_postings),
+    Migration(5, "lexeme_stats kept by triggers on postings (df, max tf, min length per lexeme)", m5_lexeme_stats),
+    Migration(6, "kaynak_bm25_top: exact BM25 top k with MaxScore pruning", m6_pruned_bm25),
 ]
 
 

@@ -1,0 +1,164 @@
+"""Migrations 5 and 6: per-lexeme BM25 statistics kept by triggers, and the pruned (MaxScore) BM25 function.
+
+Migration 5 adds ``lexeme_stats`` (collection, lexeme → document frequency ``df``, largest term frequency
+``max_tf``, shortest chunk ``min_dl``). Statement-level triggers on ``postings`` keep it in the same transaction as
+the postings themselves, whoever writes or deletes them (replace, delete, a cascade from documents or
+collections), so ``df`` is always exactly ``count(*)`` of the lexeme's postings. ``max_tf`` and ``min_dl`` only
+widen while a lexeme has postings (a delete does not re-scan the rest); they are bounds, and a bound that is
+too loose costs time, never correctness. A lexeme whose last posting goes loses its row, so the next posting
+starts its bounds afresh.
+
+Migration 6 adds ``kaynak_bm25_top(collection, lexemes, k, k1, b, documents)``: the top ``k`` chunks by Okapi
+BM25 with dynamic pruning in the style of MaxScore (docs/adr/0012-bm25-pruning.md). Each term's score is bounded
+from its statistics: ``idf · max_tf · (k1 + 1) / (max_tf + k1 · (1 − b + b · min_dl / avgdl))``. Terms are taken
+by bound, highest (rarest) first; after the first ``i`` terms, the ``k`` best chunks by partial score are scored
+fully (primary-key probes for the other terms), and the ``k``-th of those full scores is a lower bound θ of the
+final ``k``-th score. When the bounds of the remaining terms add up to less than θ, no chunk that lacks all of
+the first ``i`` terms can enter the top ``k``, so those terms' postings are never read: only candidates whose
+partial score plus the remaining bounds reach θ are probed for them. The result is the same top ``k`` with the
+same scores as summing every posting (``Store.keyword_search(..., pruned=False)``), up to the last bits of
+floating-point addition order.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+# One term's BM25 contribution, written exactly as the full query in Store.keyword_search writes it, so both
+# paths compute bit-identical term scores (same operations in the same order, all float8).
+_TERM = "{idf} * {p}.tf * (p_k1 + 1) / ({p}.tf + p_k1 * (1 - p_b + p_b * {p}.dl / v_avgdl))"
+
+
+def m5_lexeme_stats(conn: psycopg.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE lexeme_stats (
+            collection_id bigint NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+            lexeme        text   NOT NULL,
+            df            int    NOT NULL,
+            max_tf        int    NOT NULL,
+            min_dl        int    NOT NULL,
+            PRIMARY KEY (collection_id, lexeme) INCLUDE (df, max_tf, min_dl)
+        );
+
+        INSERT INTO lexeme_stats (collection_id, lexeme, df, max_tf, min_dl)
+        SELECT collection_id, lexeme, count(*), max(tf), min(dl) FROM postings GROUP BY 1, 2;
+
+        -- Rows are touched in (collection, lexeme) order, so concurrent writers lock them in one order.
+        CREATE FUNCTION kaynak_postings_added() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO lexeme_stats AS s (collection_id, lexeme, df, max_tf, min_dl)
+            SELECT collection_id, lexeme, count(*), max(tf), min(dl) FROM added GROUP BY 1, 2 ORDER BY 1, 2
+            ON CONFLICT (collection_id, lexeme) DO UPDATE
+               SET df = s.df + excluded.df,
+                   max_tf = greatest(s.max_tf, excluded.max_tf),
+                   min_dl = least(s.min_dl, excluded.min_dl);
+            RETURN NULL;
+        END $$;
+
+        CREATE FUNCTION kaynak_postings_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE lexeme_stats s SET df = s.df - gone.n
+              FROM (SELECT collection_id, lexeme, count(*) AS n FROM removed GROUP BY 1, 2 ORDER BY 1, 2) gone
+             WHERE s.collection_id = gone.collection_id AND s.lexeme = gone.lexeme;
+            DELETE FROM lexeme_stats s
+             USING (SELECT DISTINCT collection_id, lexeme FROM removed) gone
+             WHERE s.collection_id = gone.collection_id AND s.lexeme = gone.lexeme AND s.df <= 0;
+            RETURN NULL;
+        END $$;
+
+        CREATE TRIGGER postings_stats_insert AFTER INSERT ON postings
+            REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION kaynak_postings_added();
+        CREATE TRIGGER postings_stats_delete AFTER DELETE ON postings
+            REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION kaynak_postings_removed();
+        -- kaynak never updates postings in place; should anything do so, the statistics follow all the same.
+        CREATE TRIGGER postings_stats_update_old AFTER UPDATE ON postings
+            REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION kaynak_postings_removed();
+        CREATE TRIGGER postings_stats_update_new AFTER UPDATE ON postings
+            REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION kaynak_postings_added();
+        """
+    )
+
+
+def m6_pruned_bm25(conn: psycopg.Connection) -> None:
+    partial = _TERM.format(idf="v_idf[array_position(v_lex, p.lexeme)]", p="p")
+    conn.execute(
+        f"""
+        CREATE FUNCTION kaynak_bm25_top(
+            p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[]
+        ) RETURNS TABLE (chunk_id text, score float8)
+        LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+        #variable_conflict use_column
+        DECLARE
+            v_n float8;
+            v_avgdl float8;
+            v_lex text[];
+            v_idf float8[];
+            v_ub float8[];
+            v_rest float8[];  -- v_rest[i]: sum of the bounds of terms i.. (v_rest[count + 1] = 0)
+            v_count int;
+            v_i int := 1;     -- terms 1..v_i are read in full; the others only probed
+            v_theta float8 := 0;
+            v_eps float8;
+        BEGIN
+            SELECT sum(d.chunk_count)::float8,
+                   greatest(sum(d.token_count)::float8 / greatest(sum(d.chunk_count), 1), 1.0)
+              INTO v_n, v_avgdl
+              FROM documents d WHERE d.collection_id = p_collection;
+            IF v_n IS NULL THEN
+                RETURN;
+            END IF;
+            SELECT array_agg(t.lexeme ORDER BY t.ub DESC, t.lexeme), array_agg(t.idf ORDER BY t.ub DESC, t.lexeme),
+                   array_agg(t.ub ORDER BY t.ub DESC, t.lexeme)
+              INTO v_lex, v_idf, v_ub
+              FROM (SELECT s.lexeme, x.idf,
+                           x.idf * s.max_tf * (p_k1 + 1)
+                               / (s.max_tf + p_k1 * (1 - p_b + p_b * s.min_dl / v_avgdl)) AS ub
+                      FROM lexeme_stats s
+                      CROSS JOIN LATERAL (SELECT ln(1 + (v_n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) AS idf) x
+                     WHERE s.collection_id = p_collection AND s.lexeme = ANY(p_lexemes) AND s.df > 0) t;
+            v_count := coalesce(array_length(v_lex, 1), 0);
+            IF v_count = 0 THEN
+                RETURN;
+            END IF;
+            v_rest := array_fill(0::float8, ARRAY[v_count + 1]);
+            FOR j IN REVERSE v_count..1 LOOP
+                v_rest[j] := v_rest[j + 1] + v_ub[j];
+            END LOOP;
+            v_eps := 1e-9 * v_rest[1];  -- slack for the last bits of floating-point sums: never prune a tie
+            LOOP
+                EXIT WHEN v_i >= v_count;
+                -- θ: the k-th best full score among the k best chunks by partial score over terms 1..v_i
+                SELECT CASE WHEN count(*) < p_k THEN 0 ELSE min(top.s + coalesce(e.s, 0)) END INTO v_theta
+                  FROM (SELECT p.chunk_id, sum({partial}) AS s
+                          FROM postings p
+                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_i])
+                           AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                         GROUP BY p.chunk_id ORDER BY s DESC LIMIT p_k) top
+                  CROSS JOIN LATERAL (
+                        SELECT sum({partial}) AS s FROM postings p
+                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                           AND p.chunk_id = top.chunk_id) e;
+                EXIT WHEN v_rest[v_i + 1] < v_theta - v_eps;
+                v_i := v_i + 1;
+            END LOOP;
+            IF v_i >= v_count THEN
+                v_theta := 0;
+            END IF;
+            RETURN QUERY
+            SELECT c.chunk_id::text, c.s + coalesce(e.s, 0) AS score
+              FROM (SELECT p.chunk_id COLLATE "C" AS chunk_id, sum({partial}) AS s
+                      FROM postings p
+                     WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_i])
+                       AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                     GROUP BY 1) c
+              LEFT JOIN LATERAL (
+                    SELECT sum({partial}) AS s FROM postings p
+                     WHERE v_i < v_count AND p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                       AND p.chunk_id = c.chunk_id) e ON TRUE
+             WHERE c.s + v_rest[v_i + 1] >= v_theta - v_eps
+             ORDER BY 2 DESC, c.chunk_id
+             LIMIT p_k;
+        END $$;
+        """
+    )
