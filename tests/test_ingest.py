@@ -262,7 +262,8 @@ def test_symlink_out_of_the_root_is_reported_not_followed(
     os.symlink(tmp_path / "nowhere.md", root / "dangling.md")
     report = service.ingest([root], unique_name, language="english")
     assert sorted(report.added) == ["inside.md", "link-in.md"]
-    errors = {f["source"]: f["error"] for f in report.failed}
+    assert report.failed == []
+    errors = {f["source"]: f["reason"] for f in report.skipped}
     assert set(errors) == {"link-out.md", "dir-out", "dangling.md"}
     assert "outside the ingest root" in errors["link-out.md"] and "not followed" in errors["dir-out"]
     assert "broken symbolic link" in errors["dangling.md"]

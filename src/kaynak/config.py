@@ -72,6 +72,13 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(default=1, ge=0, le=5, description="Whole sentences repeated between chunks.")
     max_file_mb: float = Field(default=100.0, gt=0, description="Larger files are rejected unread.")
     embed_batch: int = Field(default=32, ge=1, le=1024)
+    parse_workers: int | None = Field(
+        default=None, ge=1, le=256, description="Processes parsing files in parallel; unset = the usable cores."
+    )
+    parse_memory_mb: int = Field(
+        default=2048, ge=64, description="Address-space limit of each parse worker (RLIMIT_AS), in MB."
+    )
+    parse_timeout_s: float = Field(default=600.0, gt=0, description="Wall-time limit for parsing one file.")
     ocr_languages: str | None = Field(
         default=None,
         pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$",

@@ -64,6 +64,8 @@ class Context:
         return IngestService(self.store, self.settings, self.embedder)
 
     def close(self) -> None:
+        if "ingest" in self.__dict__:  # stops the parse worker processes
+            self.ingest.close()
         if "store" in self.__dict__:
             self.store.close()
             del self.__dict__["store"]

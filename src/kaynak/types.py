@@ -89,6 +89,8 @@ class DocumentInfo:
     chunk_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
     ingested_at: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what went wrong while reading it (it was stored anyway)
+    origin: str | None = None  # absolute path of the file at ingest time (None: unknown)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,8 +1,10 @@
 """CLI command ``kaynak ingest``: a thin face over IngestService.ingest with a progress bar and a report.
 
-Exit codes: 0 every file ingested (or unchanged), 1 some files failed (the rest were ingested), 2 usage error
-(missing path, bad option, collection built with another language or embedder is 1 — a conflict, not usage),
-130 interrupted (Ctrl-C: the run stops after the documents being embedded are written; run again to finish).
+Exit codes: 0 every file ingested whole (or unchanged), 1 some files failed or are partial (the rest were
+ingested; a collection built with another language or embedder is 1 too — a conflict, not usage), 2 usage error
+(missing path, bad option), 3 internal error (a bug: the message names the file being processed, and the report
+of what was done before it is still printed), 130 interrupted (Ctrl-C: the run stops after the documents being
+embedded are written; run again to finish).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,8 +21,14 @@ from typing import Annotated, Any
 import typer
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
-from kaynak.errors import UsageError
+from kaynak.errors import KaynakError, UsageError
+from kaynak.ingest import IngestCrashed, IngestReport
 from kaynak.types import LANGUAGES
+
+#: Exit code of an internal error (a bug), told apart from 1 (some files failed) and 2 (usage).
+EXIT_INTERNAL = 3
+#: Warnings and failures printed one per line before the rest are summed up (all of them are in --json).
+_MAX_LISTED = 50
 
 
 @contextmanager
@@ -66,11 +75,13 @@ class _ProgressBar:
             TimeElapsedColumn(),
             TextColumn("left"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}"),
             console=err_console,
             transient=False,
         )
-        self.task = self.progress.add_task("files", total=None, chunks=0, rate="0.0")
+        self.task = self.progress.add_task("files", total=None, chunks=0, rate="0.0", current="")
         self._t0: float | None = None
+        self._current = ""
 
     def __enter__(self) -> _ProgressBar:
         self.progress.start()
@@ -85,12 +96,18 @@ class _ProgressBar:
         if self._t0 is None:
             self._t0 = time.monotonic()
         elapsed = max(time.monotonic() - self._t0, 1e-6)
+        if ev.kind == "reading" and ev.source:
+            name = ev.source
+            self._current = name if len(name) <= 60 else "…" + name[-59:]
+        elif ev.kind == "done":
+            self._current = ""
         self.progress.update(
             self.task,
             total=ev.files_total,
             completed=ev.files_done,
             chunks=ev.chunks_embedded,
             rate=f"{ev.chunks_embedded / elapsed:.1f}",
+            current=self._current,
         )
 
 
@@ -135,36 +152,101 @@ def ingest(
     ctx = make_context()
     stop = threading.Event()
     show_bar = not json_out and err_console.is_terminal
-    with errors_handled(), _graceful_sigint(stop, quiet=json_out):
-        service = ctx.ingest
-        if show_bar:
-            with _ProgressBar() as bar:
-                report = service.ingest(
-                    paths, collection, language=language, embedder=embedder, include=include, exclude=exclude,
-                    prune=prune, progress=bar, stop=stop,
-                )
-        else:
-            report = service.ingest(
-                paths, collection, language=language, embedder=embedder, include=include, exclude=exclude,
-                prune=prune, stop=stop,
+    report: IngestReport | None = None
+    crash: IngestCrashed | None = None
+    failure: KaynakError | None = None
+    try:
+        with _graceful_sigint(stop, quiet=json_out):
+            kwargs: dict[str, Any] = dict(
+                language=language, embedder=embedder, include=include, exclude=exclude, prune=prune, stop=stop
             )
-    ctx.close()
+            if show_bar:
+                with _ProgressBar() as bar:
+                    report = ctx.ingest.ingest(paths, collection, progress=bar, **kwargs)
+            else:
+                report = ctx.ingest.ingest(paths, collection, **kwargs)
+    except IngestCrashed as err:
+        crash, report = err, err.report
+    except KaynakError as err:
+        failure, report = err, getattr(err, "report", None)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        raise typer.Exit(130) from None
+    finally:
+        ctx.close()
+    if failure is not None and report is None:
+        with errors_handled():
+            raise failure
+    assert report is not None
     if json_out:
-        print_json(report.to_dict())
+        out = report.to_dict()
+        if crash is not None:
+            out["internal_error"] = str(crash)
+        if failure is not None:
+            out["error"] = failure.message
+        print_json(out)
     else:
-        console.print(report.summary(), highlight=False, soft_wrap=True)
-        if report.ignored:
-            console.print(f"{report.ignored} files of types kaynak does not read were left out", highlight=False)
-        if report.truncated:
-            console.print(
-                f"{report.truncated} chunks were longer than the embedder takes and were cut for embedding "
-                "(their stored text is whole)",
-                highlight=False,
-            )
-        for f in report.failed:
-            err_console.print(f"[bold red]failed:[/] {f['error']}", highlight=False, soft_wrap=True)
+        _print_report(report)
+    if crash is not None:
+        cause = crash.__cause__
+        if cause is not None:
+            err_console.print("".join(traceback.format_exception(cause)).rstrip(), highlight=False, markup=False)
+        err_console.print(
+            f"[bold red]{crash}[/] — this is a bug in kaynak, please report it with the text above; the documents "
+            "listed as done are stored whole, run the command again to continue",
+            highlight=False, soft_wrap=True,
+        )
+        sys.stdout.flush()
+        raise typer.Exit(EXIT_INTERNAL)
+    if failure is not None:
+        with errors_handled():
+            raise failure
     if report.interrupted:
         err_console.print("interrupted: stopped before every file was done; run the same command again to finish")
         sys.stdout.flush()
         raise typer.Exit(130)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _print_report(report: IngestReport) -> None:
+    """The summary on stdout; partial files with their warnings, failures and skips on stderr."""
+    console.print(report.summary(), highlight=False, soft_wrap=True)
+    if report.ignored:
+        console.print(f"{report.ignored} files of types kaynak does not read were left out", highlight=False)
+    if report.truncated:
+        console.print(
+            f"{report.truncated} chunks were longer than the embedder takes and were cut for embedding "
+            "(their stored text is whole)",
+            highlight=False,
+        )
+    by_source: dict[str, list[str]] = {}
+    for w in report.warnings:
+        by_source.setdefault(w["source"], []).append(w["warning"])
+    listed = 0
+    for source in report.partial:
+        if listed >= _MAX_LISTED:
+            break
+        notes = "; ".join(by_source.get(source, [])) or "stored with warnings"
+        line = f"[bold yellow]partial:[/] {_plain(source)}: {_plain(notes)}"
+        err_console.print(line, highlight=False, soft_wrap=True)
+        listed += 1
+    for f in report.failed:
+        if listed >= _MAX_LISTED:
+            break
+        err_console.print(f"[bold red]failed:[/] {_plain(f['error'])}", highlight=False, soft_wrap=True)
+        listed += 1
+    for f in report.skipped:
+        if listed >= _MAX_LISTED:
+            break
+        err_console.print(f"skipped: {_plain(f['source'])}: {_plain(f['reason'])}", highlight=False, soft_wrap=True)
+        listed += 1
+    rest = len(report.partial) + len(report.failed) + len(report.skipped) - listed
+    if rest > 0:
+        err_console.print(f"… and {rest} more (all of them are in --json)", highlight=False)
+
+
+def _plain(text: str) -> str:
+    """Text shown as is (rich would read [brackets] as markup)."""
+    from rich.markup import escape
+
+    return escape(text)

@@ -4,6 +4,8 @@
     pipeline.py   one run: prepare → embed → write, with bounded queues between the stages
     report.py     progress events and the report a run returns
     service.py    IngestService, the public API every face uses
+    sources.py    file names (any bytes) as printable, reversible source text
+    workers.py    parse workers: loaders run there, under memory and time limits
 
 Everything importable from ``kaynak.ingest`` before it became a package still is.
 """
@@ -12,19 +14,26 @@ from __future__ import annotations
 
 from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256, supported_extensions
 from .pipeline import embedding_text
-from .report import EventKind, IngestEvent, IngestReport
+from .report import EventKind, IngestCrashed, IngestEvent, IngestReport
 from .service import IngestService
+from .sources import decode_source, display_path, encode_source
+from .workers import ParsePool
 
 __all__ = [
     "Discovery",
     "EventKind",
     "FileJob",
+    "IngestCrashed",
     "IngestEvent",
     "IngestReport",
     "IngestService",
+    "ParsePool",
     "PathFilter",
+    "decode_source",
     "discover",
+    "display_path",
     "embedding_text",
+    "encode_source",
     "file_sha256",
     "supported_extensions",
 ]

@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kaynak.errors import UsageError
 from kaynak.globs import compile_glob
+
+from .sources import display_path, encode_name, encode_source
 
 # Extensions picked up from folders when the loaders package cannot say (it always can once installed).
 _FALLBACK_EXTENSIONS = frozenset({".pdf", ".md", ".markdown", ".txt", ".text", ".html", ".htm", ".docx"})
@@ -65,6 +68,7 @@ class FileJob:
 class Discovery:
     jobs: list[FileJob] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # left out on purpose, with the reason
     seen: set[str] = field(default_factory=set)  # every source present on disk in scope (jobs and failures)
     ignored: int = 0
 
@@ -85,12 +89,29 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
+_KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device"}
+
+
+def _special(path: Path) -> str | None:
+    """What a non-regular file is ('a named pipe' …), or None for a regular file (or one that cannot be stat'ed)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
     """The files to ingest under ``paths``, sorted by source; raises UsageError for a path that does not exist.
 
     Folders are walked recursively; hidden files and folders (``.git``, ``.DS_Store`` …) are left out, and so
     are files whose extension no loader reads (counted in ``ignored``) unless an include pattern names them.
-    Symbolic links are followed only when they lead to a place inside the ingest root; others are reported.
+    Symbolic links are followed only when they lead to a place inside the ingest root; others, broken links and
+    special files (pipes, sockets, devices) are skipped with the reason. Sources are made from the names' bytes
+    (kaynak.ingest.sources), so any name the OS gives is taken, and messages print paths in the same form.
     """
     if not paths:
         raise UsageError("name at least one file or folder to ingest", "paths")
@@ -104,9 +125,10 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
         if source in owners:
             if owners[source].resolve() == path.resolve():  # the same file named twice
                 return
+            found.seen.add(source)
             found.failed.append(
-                {"source": source, "error": f"{path}: same source name as {owners[source]}; ingest them separately "
-                 "or into different collections"}
+                {"source": source, "error": f"{display_path(path)}: same source name as "
+                 f"{display_path(owners[source])}; ingest them separately or into different collections"}
             )
             return
         owners[source] = path
@@ -114,6 +136,10 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
             found.ignored += 1
             return
         found.seen.add(source)
+        kind = _special(path)
+        if kind is not None:
+            found.skipped.append({"source": source, "reason": f"{kind}, not a regular file; left out"})
+            return
         found.jobs.append(FileJob(path, source))
 
     def fail(source: str, error: str) -> None:
@@ -121,22 +147,43 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
             found.seen.add(source)
             found.failed.append({"source": source, "error": error})
 
+    def skip(source: str, reason: str) -> None:
+        if path_filter(source):
+            found.seen.add(source)
+            found.skipped.append({"source": source, "reason": reason})
+
+    def link_problem(full: Path, root: Path | None) -> str | None:
+        """Why a symbolic link is not followed, or None when it leads to an existing place inside the root."""
+        try:
+            target = full.resolve(strict=True)
+        except FileNotFoundError:
+            return f"broken symbolic link (to {display_path(os.readlink(full))}); not followed"
+        except (OSError, RuntimeError):
+            return "symbolic link loop; not followed"
+        if root is not None and not _within(target, root):
+            outside = f"outside the ingest root {display_path(root)}"
+            return f"symbolic link to {display_path(target)}, {outside}; not followed"
+        return None
+
     for raw in paths:
         p = Path(raw).expanduser()
         if not p.exists() and not p.is_symlink():
-            raise UsageError(f"{p} does not exist; name an existing file or folder", "paths")
+            raise UsageError(f"{display_path(p)} does not exist; name an existing file or folder", "paths")
         if not p.is_dir():
-            if not p.exists():
-                fail(p.name, f"{p}: broken symbolic link (to {os.readlink(p)})")
-            else:
-                add(p, p.name, explicit=True)
+            source = encode_name(p.name)
+            if p.is_symlink():
+                problem = link_problem(p, None)
+                if problem is not None:
+                    skip(source, problem)
+                    continue
+            add(p, source, explicit=True)
             continue
         root = p.resolve()
 
         def walk_error(err: OSError, root: Path = root) -> None:
             where = Path(err.filename or root)
-            source = where.relative_to(root).as_posix() if _within(where, root) else str(where)
-            fail(source, f"{where}: cannot read the folder ({err.strerror or err})")
+            source = encode_source(where.relative_to(root).as_posix()) if _within(where, root) else display_path(where)
+            fail(source, f"{display_path(where)}: cannot read the folder ({err.strerror or err})")
 
         for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=False):
             here = Path(dirpath)
@@ -147,10 +194,9 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
                     continue
                 full = here / d
                 if full.is_symlink():
-                    target = full.resolve()
-                    if not _within(target, root):
-                        fail(full.relative_to(root).as_posix(),
-                             f"{full}: symbolic link to {target}, outside the ingest root {root}; not followed")
+                    problem = link_problem(full, root)
+                    if problem is not None:
+                        skip(encode_source(full.relative_to(root).as_posix()), problem)
                     # A link to a folder inside the root: its files are reached through their real path.
                     continue
                 keep.append(d)
@@ -159,15 +205,11 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
                 if name.startswith("."):
                     continue
                 full = here / name
-                source = full.relative_to(root).as_posix()
+                source = encode_source(full.relative_to(root).as_posix())
                 if full.is_symlink():
-                    target = full.resolve()
-                    if not target.exists():
-                        fail(source, f"{full}: broken symbolic link (to {os.readlink(full)})")
-                        continue
-                    if not _within(target, root):
-                        fail(source, f"{full}: symbolic link to {target}, outside the ingest root {root}; "
-                             "not followed")
+                    problem = link_problem(full, root)
+                    if problem is not None:
+                        skip(source, problem)
                         continue
                 add(full, source, explicit=False)
     found.jobs.sort(key=lambda j: j.source)

@@ -25,7 +25,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from kaynak.types import Chunk, Collection, LoadedDocument, Page
 
 from .discovery import FileJob, file_sha256
 from .report import EventKind, IngestEvent, IngestReport
+from .workers import Parsed, ParseFailure, ParseTask
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
@@ -51,6 +53,8 @@ _DETECT_DOCS = 16
 _DETECT_CHARS = 200_000
 # How long the embedder waits for more texts to fill a batch before it embeds a partial one.
 _FILL_WAIT = 0.2
+#: Longest title kept (the title is part of every chunk's embedding text).
+MAX_TITLE = 300
 
 
 def embedding_text(title: str, section: str | None, text: str) -> str:
@@ -71,23 +75,45 @@ class _Prepared:
     chunks: list[Chunk]
     texts: list[str]
     warnings: list[str]
+    origin: str | None = None
     vectors: np.ndarray | None = None
     filled: int = 0
+    chars: int = 0  # page text held in memory (the reader's budget)
 
 
 @dataclass
 class _Skip:
+    """Unchanged since the stored version; ``warnings`` are the stored ones (reported again)."""
+
     source: str
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
 class _Fail:
+    """Could not be ingested. ``sha256`` set: remember the failure (so an unchanged file is not parsed again)."""
+
     source: str
     error: str
+    warnings: list[str] = field(default_factory=list)
+    sha256: str | None = None
+
+
+@dataclass
+class _Pending:
+    """A file handed to the parse workers; ``finish`` turns the worker's answer into a result."""
+
+    source: str
+    future: Future[Any]
+    finish: Callable[[Any], _Prepared | _Skip | _Fail]
 
 
 _Result = _Prepared | _Skip | _Fail
 _DONE = object()
+
+#: Page text the reader may hold in prepared documents not yet written (characters), so that many big files in a
+#: row cannot add up in memory; one document is always let through whatever its size.
+BUFFER_CHARS = 24_000_000
 
 
 def _source_of(item: Any) -> str:
@@ -120,10 +146,11 @@ class Run:
         language: str | None,
         explicit_language: str | None,
         emb: Embedder,
-        known: dict[str, str],
+        known: dict[str, tuple[str, list[str]]],
         files_total: int | None,
         progress: Callable[[IngestEvent], None] | None,
         stop: threading.Event | None,
+        parser: str = "",
     ) -> None:
         self.store = store
         self.name = name
@@ -152,6 +179,11 @@ class Run:
         self.n_writers = max(1, min(2, s.pool_size - 1))
         self.backlog: list[_Prepared] = []  # embedded documents waiting for a new collection's language
         self.backlog_chars = 0
+        self.parser = parser  # the parse limits in force, remembered with failures
+        self.current: str | None = None  # the file being read most recently (named by an internal error)
+        self.buffered = 0  # characters of prepared, unwritten documents
+        self._budget = threading.Condition()
+        self._unremembered: list[_Fail] = []  # failures waiting for a new collection to exist
 
     # ----------------------------------------------------------------- bookkeeping (any thread)
     def emit(self, kind: EventKind, **kw: Any) -> None:
@@ -164,38 +196,119 @@ class Run:
         except Exception:  # a broken progress display must not break the ingest
             log.exception("progress callback failed")
 
-    def record(self, source: str, status: str, error: str | None = None, chunks: int = 0) -> None:
+    def record(
+        self, source: str, status: str, error: str | None = None, chunks: int = 0, warnings: Iterable[str] = ()
+    ) -> None:
+        """One file's outcome: added, updated, unchanged, partial, failed (``error``) or skipped (``error``)."""
         with self._lock:
             r = self.report
-            if status == "failed":
-                error = error or "unknown error"
-                if source not in error:
-                    error = f"{source}: {error}"
-                r.failed.append({"source": source, "error": error})
+            if status in ("failed", "skipped"):
+                error = (error or "").strip() or "no reason was given (this is a bug in kaynak; please report it)"
+                if status == "failed":
+                    if not error.startswith(source):
+                        error = f"{source}: {error}"
+                    r.failed.append({"source": source, "error": error})
+                else:
+                    r.skipped.append({"source": source, "reason": error})
             else:
                 getattr(r, status).append(source)
+            for w in warnings:
+                r.warnings.append({"source": source, "warning": w})
             r.chunks += chunks
             self.chunks_written += chunks
             self.files_done += 1
             self.emit("document", source=source, status=status, error=error)
 
+    def fail(self, f: _Fail) -> None:
+        """Record a failure and remember it (with the bytes' sha256) so an unchanged file is not parsed again."""
+        self.record(f.source, "failed", f.error, warnings=f.warnings)
+        if f.sha256 is None:
+            return
+        if self.collection is None:
+            with self._lock:
+                self._unremembered.append(f)
+            return
+        self._remember(f)
+
+    def _remember(self, f: _Fail) -> None:
+        assert self.collection is not None and f.sha256 is not None
+        try:
+            self.store.remember_failure(self.collection, f.source, f.sha256, f.error, self.parser)
+        except KaynakError as err:  # remembering is an optimisation: the outcome is already reported
+            log.warning("could not remember the failure of %s: %s", f.source, err)
+
+    # ----------------------------------------------------------------- memory budget (reader vs writers)
+    def _reserve(self, chars: int) -> None:
+        with self._budget:
+            while (
+                self.buffered > 0
+                and self.buffered + chars > BUFFER_CHARS
+                and not (self.abort.is_set() or self.closed.is_set() or self.stop.is_set())
+            ):
+                self._budget.wait(0.2)
+            self.buffered += chars
+
+    def _release(self, chars: int) -> None:
+        with self._budget:
+            self.buffered -= chars
+            self._budget.notify_all()
+
     # ----------------------------------------------------------------- stage 1: read, load, chunk
-    def produce(self, items: Iterable[Any], prepare: Callable[[Any], _Result]) -> None:
+    def produce(
+        self, items: Iterable[Any], prepare: Callable[[Any], _Result | _Pending], window: int = 1
+    ) -> None:
+        """Prepare every item; ``prepare`` may hand a file to the parse workers (a _Pending), and up to ``window``
+        of those are in flight at once, their results taken as they complete."""
+        inflight: dict[Future[Any], _Pending] = {}
+
+        def settle(until: int) -> None:
+            """Take finished parses until at most ``until`` are in flight."""
+            while len(inflight) > until:
+                if self.abort.is_set() or self.closed.is_set() or (self.stop.is_set() and until == 0):
+                    for f in inflight:
+                        f.cancel()
+                    inflight.clear()
+                    return
+                done, _ = wait(list(inflight), timeout=0.2, return_when=FIRST_COMPLETED)
+                for f in done:
+                    pending = inflight.pop(f)
+                    try:
+                        result = pending.finish(f.result())
+                    except CancelledError:
+                        continue
+                    except Exception as err:
+                        result = _Fail(pending.source, _describe(err))
+                    self._hand_over(result)
+
         try:
             for item in items:
                 if self.stop.is_set() or self.abort.is_set():
                     break
+                settle(window - 1)
+                self.current = _source_of(item)
+                self.emit("reading", source=self.current)
                 try:
                     result = prepare(item)
                 except Exception as err:  # every bad file is reported and the run goes on
                     result = _Fail(_source_of(item), _describe(err))
-                if not self._put(self.ready, result, self.closed):
+                if isinstance(result, _Pending):
+                    inflight[result.future] = result
+                elif not self._hand_over(result):
                     break
+            settle(0)
         except BaseException as err:  # the items iterable itself failed (e.g. a bad data set)
             self.errors.append(err)
             self.abort.set()
         finally:
+            for f in inflight:
+                f.cancel()
             self._put(self.ready, _DONE, self.closed)
+
+    def _hand_over(self, result: _Result) -> bool:
+        if isinstance(result, _Prepared):
+            result.chars = sum(len(p.text) for p in result.pages)
+            self._reserve(result.chars)
+        return self._put(self.ready, result, self.closed)
 
     def _put(self, q: queue.Queue[Any], item: Any, cancel: threading.Event) -> bool:
         """Put ``item`` on ``q``, waiting while it is full, unless ``cancel`` is set first."""
@@ -231,15 +344,17 @@ class Run:
                     if item is _DONE:
                         producer_done = True
                     elif isinstance(item, _Skip):
-                        self.record(item.source, "unchanged")
+                        self.record(item.source, "partial" if item.warnings else "unchanged", warnings=item.warnings)
                     elif isinstance(item, _Fail):
-                        self.record(item.source, "failed", item.error)
+                        self.fail(item)
                     else:
                         pending.append(item)
                         n_pending += len(item.texts)
                 if self.stop.is_set():
                     # Finish the documents already started; start no new ones.
                     dropped = [d for d in pending if d.filled == 0]
+                    for d in dropped:
+                        self._release(d.chars)
                     if dropped:
                         pending = deque(d for d in pending if d.filled > 0)
                         n_pending = sum(len(d.texts) - d.filled for d in pending)
@@ -324,21 +439,33 @@ class Run:
         check_collection(col, self.explicit_language, self.emb)
         self.collection = col
         self.report.language = col.language
+        self.remember_waiting()
+
+    def remember_waiting(self) -> None:
+        """Remember the failures that happened before the new collection existed."""
+        with self._lock:
+            waiting, self._unremembered = self._unremembered, []
+        if self.collection is not None:
+            for f in waiting:
+                self._remember(f)
 
     def _write(self, d: _Prepared) -> None:
         assert self.collection is not None
-        for w in d.warnings:
-            self.report.warnings.append({"source": d.source, "warning": w})
+        self.current = d.source
         try:
             doc_id = self.store.replace_document(
                 self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.chunks, d.vectors,
-                skip_if_unchanged=True,
+                skip_if_unchanged=True, warnings=d.warnings, origin=d.origin,
             )
         except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
-            self.record(d.source, "failed", str(err))
+            self.fail(_Fail(d.source, str(err), d.warnings, d.sha256))
             return
+        finally:
+            self._release(d.chars)
         if doc_id is None:
             self.record(d.source, "unchanged")
+        elif d.warnings:
+            self.record(d.source, "partial", chunks=len(d.chunks), warnings=d.warnings)
         elif d.source in self.known:
             self.record(d.source, "updated", chunks=len(d.chunks))
         else:
@@ -346,8 +473,10 @@ class Run:
         d.vectors = None
 
     # ----------------------------------------------------------------- all together
-    def run(self, items: Iterable[Any], prepare: Callable[[Any], _Result]) -> None:
-        reader = threading.Thread(target=self.produce, args=(items, prepare), name="kaynak-ingest-read", daemon=True)
+    def run(self, items: Iterable[Any], prepare: Callable[[Any], _Result | _Pending], window: int = 1) -> None:
+        reader = threading.Thread(
+            target=self.produce, args=(items, prepare, window), name="kaynak-ingest-read", daemon=True
+        )
         writers = [
             threading.Thread(target=self.write_loop, name=f"kaynak-ingest-write-{i}", daemon=True)
             for i in range(self.n_writers)
@@ -368,6 +497,7 @@ class Run:
         for w in writers:
             w.join()
         reader.join(timeout=5)
+        self.remember_waiting()
         if self.errors:
             err = self.errors[0]
             raise err
@@ -388,25 +518,66 @@ def check_collection(col: Collection, language: str | None, emb: Embedder) -> No
 
 
 def prepare_file(
-    job: FileJob, known: dict[str, str], max_bytes: int, settings: Settings, options: LoadOptions | None = None
-) -> _Result:
-    """Stat, hash and (unless unchanged) load and chunk one file; raises for a file that cannot be taken."""
-    from kaynak.loaders import load
-
+    job: FileJob,
+    known: dict[str, tuple[str, list[str]]],
+    failures: dict[str, tuple[str, str, str]],
+    max_bytes: int,
+    settings: Settings,
+    parser: str,
+    submit: Callable[[ParseTask], Future[Any]],
+    options: LoadOptions | None = None,
+) -> _Result | _Pending:
+    """Stat and hash one file here; skip it when unchanged or when it failed before with the same bytes and
+    limits; otherwise hand it to the parse workers (``submit``). Raises for a file that cannot be read."""
     st = os.stat(job.path)
     if not stat.S_ISREG(st.st_mode):
-        return _Fail(job.source, f"{job.path}: not a regular file")
+        return _Fail(job.source, "not a regular file")
     if st.st_size > max_bytes:
         raise FileTooLarge(
-            job.path,
+            job.source,
             f"{st.st_size / 1048576:.1f} MB is over the limit of {settings.max_file_mb:g} MB "
             "(raise KAYNAK_MAX_FILE_MB to take it)",
         )
     sha = file_sha256(job.path)
-    if known.get(job.source) == sha:
-        return _Skip(job.source)
-    doc = load(job.path, max_bytes=max_bytes, options=options)
-    return prepare_loaded(job.source, sha, doc, settings)
+    stored = known.get(job.source)
+    if stored is not None and stored[0] == sha:
+        return _Skip(job.source, stored[1])
+    failed = failures.get(job.source)
+    if failed is not None and failed[0] == sha and failed[2] == parser:
+        reason = failed[1]
+        if reason.startswith(job.source + ": "):
+            reason = reason[len(job.source) + 2 :]
+        return _Fail(job.source, f"still failing (unchanged since the last run): {reason}")
+    task = ParseTask(os.fspath(job.path), max_bytes, options, settings.chunk_size, settings.chunk_overlap)
+    origin = origin_of(job.path)
+
+    def finish(answer: Parsed | ParseFailure) -> _Prepared | _Fail:
+        if isinstance(answer, ParseFailure):
+            return _Fail(job.source, answer.reason, answer.warnings, sha)
+        title = bounded_title(answer.title) or bounded_title(Path(job.source).stem) or job.source[:MAX_TITLE]
+        texts = [embedding_text(title, c.section, c.text) for c in answer.chunks]
+        return _Prepared(
+            job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, texts, answer.warnings,
+            origin,
+        )
+
+    return _Pending(job.source, submit(task), finish)
+
+
+def origin_of(path: Path) -> str | None:
+    """The file's absolute real path as stored text, or None when it is not valid UTF-8 (PostgreSQL text)."""
+    real = os.path.realpath(path)
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return real
+
+
+def bounded_title(title: str | None) -> str:
+    """A title on one line, at most MAX_TITLE characters (it is copied into every chunk's embedding text)."""
+    text = " ".join((title or "").split())
+    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1].rstrip() + "…"
 
 
 def prepare_loaded(source: str, sha: str, doc: LoadedDocument, settings: Settings) -> _Prepared:
@@ -416,6 +587,6 @@ def prepare_loaded(source: str, sha: str, doc: LoadedDocument, settings: Setting
     chunks = chunk_pages(doc.pages, chunk_size=settings.chunk_size, overlap=settings.chunk_overlap)
     if not chunks:
         raise NoText(source, "no text to index")
-    title = (doc.title or "").strip() or Path(source).stem
+    title = bounded_title(doc.title) or bounded_title(Path(source).stem) or source[:MAX_TITLE]
     texts = [embedding_text(title, c.section, c.text) for c in chunks]
     return _Prepared(source, sha, title, dict(doc.metadata), list(doc.pages), chunks, texts, list(doc.warnings))

@@ -21,23 +21,55 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kaynak.config import Settings
-from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, UsageError
+from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, KaynakError, UsageError
+from kaynak.loaders import LoadOptions
 from kaynak.store import Store
 from kaynak.types import LANGUAGES, Collection, LoadedDocument
 
 from .discovery import FileJob, PathFilter, discover
-from .pipeline import Run, _Result, _Skip, check_collection, prepare_file, prepare_loaded
-from .report import IngestEvent, IngestReport
+from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
+from .report import IngestCrashed, IngestEvent, IngestReport
+from .workers import ParsePool
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
 
 
 class IngestService:
+    """Collections and documents managed, files ingested. Thread-safe: the REST server calls ``ingest`` from
+    several threads at once; they share one pool of parse workers (started on first use, stopped by ``close``)."""
+
     def __init__(self, store: Store, settings: Settings, embedder_factory: Callable[[str], Embedder]) -> None:
         self.store = store
         self.settings = settings
         self.embedder_factory = embedder_factory
+        self._pool: ParsePool | None = None
+        self._pool_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ parse workers
+    @property
+    def parse_pool(self) -> ParsePool:
+        """The parse workers (KAYNAK_PARSE_WORKERS, KAYNAK_PARSE_MEMORY_MB, KAYNAK_PARSE_TIMEOUT_S)."""
+        with self._pool_lock:
+            if self._pool is None or self._pool.closed:
+                s = self.settings
+                self._pool = ParsePool(s.parse_workers, s.parse_memory_mb, s.parse_timeout_s)
+            return self._pool
+
+    def parser_key(self) -> str:
+        """What a remembered failure is valid for: this kaynak and these parse limits."""
+        from kaynak import __version__
+
+        s = self.settings
+        return f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; " \
+            f"max file {s.max_file_mb:g} MB"
+
+    def close(self) -> None:
+        """Stop the parse workers (a later ingest starts new ones)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     # ------------------------------------------------------------------ collections and documents
     def create_collection(self, name: str, language: str | None = None, embedder: str | None = None) -> Collection:
@@ -72,11 +104,14 @@ class IngestService:
         """Ingest files and folders (recursively) into ``collection`` (default: settings.collection).
 
         Unchanged files (same sha256 as stored) are skipped unread; changed ones are replaced atomically; new
-        ones added. With ``prune``, documents whose files are no longer under ``paths`` (within the include /
-        exclude selection) are removed — the collection then mirrors the paths. Per-file problems end up in
-        ``report.failed`` and the run goes on; a missing path or a collection that exists with another
-        language or embedder raises before anything changes. Setting ``stop`` ends the run after the documents
-        being embedded are written (``report.interrupted``).
+        ones added. Files are parsed in the parse workers (kaynak.ingest.workers), under memory and time limits.
+        With ``prune``, documents whose files are no longer under ``paths`` (within the include / exclude
+        selection) are removed — the collection then mirrors the paths. Per-file problems end up in
+        ``report.failed`` / ``report.partial`` and the run goes on; a missing path or a collection that exists
+        with another language or embedder raises before anything changes. Setting ``stop`` ends the run after the
+        documents being embedded are written (``report.interrupted``). An unexpected error raises IngestCrashed
+        naming the file being processed and carrying the report so far; a KaynakError raised mid-run (the
+        database went away) carries it as ``err.report``.
         """
         if isinstance(paths, str | Path):
             paths = [paths]
@@ -85,31 +120,44 @@ class IngestService:
         path_filter = PathFilter(include, exclude)
         found = discover(paths, path_filter)
         col, lang, emb = self._resolve(name, language, embedder)
-        known = self.store.document_hashes(col) if col is not None else {}
+        known = self.store.document_states(col) if col is not None else {}
+        failures = self.store.ingest_failures(col) if col is not None else {}
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
-
-        from kaynak.loaders import LoadOptions
-
         options = LoadOptions(lang, self.settings.data_dir, self.settings.ocr_languages)
+        pool = self.parse_pool
+        parser = self.parser_key()
 
-        def prepare(job: FileJob) -> _Result:
-            return prepare_file(job, known, max_bytes, self.settings, options)
+        def prepare(job: FileJob) -> _Result | _Pending:
+            return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options)
 
-        total = len(found.jobs) + len(found.failed)
-        run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop)
+        total = len(found.jobs) + len(found.failed) + len(found.skipped)
+        run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop, parser)
         run.report.ignored = found.ignored
         run.emit("start")
         for f in found.failed:
             run.record(f["source"], "failed", f["error"])
-        run.run(found.jobs, prepare)
-        report = run.report
-        if prune and run.collection is not None and not report.interrupted:
-            gone = [s for s in sorted(self.store.document_hashes(run.collection))
-                    if s not in found.seen and path_filter(s)]
-            for source in gone:
-                if self.store.delete_document(run.collection, source):
-                    report.removed.append(source)
-                    run.emit("removed", source=source, status="removed")
+        for f in found.skipped:
+            run.record(f["source"], "skipped", f["reason"])
+        try:
+            run.run(found.jobs, prepare, window=2 * pool.workers)
+            report = run.report
+            if prune and run.collection is not None and not report.interrupted:
+                gone = [s for s in sorted(self.store.document_hashes(run.collection))
+                        if s not in found.seen and path_filter(s)]
+                for source in gone:
+                    if self.store.delete_document(run.collection, source):
+                        report.removed.append(source)
+                        run.emit("removed", source=source, status="removed")
+                self.store.forget_failures(
+                    run.collection, [s for s in failures if s not in found.seen and path_filter(s)]
+                )
+        except KaynakError as err:
+            run.report.seconds = round(time.perf_counter() - t0, 3)
+            err.report = run.report  # type: ignore[attr-defined]
+            raise
+        except Exception as err:
+            run.report.seconds = round(time.perf_counter() - t0, 3)
+            raise IngestCrashed(run.current, run.report, err) from err
         report.seconds = round(time.perf_counter() - t0, 3)
         run.emit("done")
         return report
@@ -131,15 +179,16 @@ class IngestService:
         """
         t0 = time.perf_counter()
         col, lang, emb = self._resolve(collection, language, embedder)
-        known = self.store.document_hashes(col) if col is not None else {}
+        known = self.store.document_states(col) if col is not None else {}
         total = len(documents) if hasattr(documents, "__len__") else None
 
         def prepare(item: tuple[str, str, LoadedDocument]) -> _Result:
             source, sha, doc = item
             if not source or not isinstance(source, str):
                 raise UsageError(f"document source must be a non-empty string, got {source!r}", "source")
-            if known.get(source) == sha:
-                return _Skip(source)
+            stored = known.get(source)
+            if stored is not None and stored[0] == sha:
+                return _Skip(source, stored[1])
             return prepare_loaded(source, sha, doc, self.settings)
 
         run = Run(self.store, self.settings, collection, col, lang, language, emb, known, total, progress, stop)

@@ -271,9 +271,11 @@ class Store:
             chunk_count=int(r[5]),
             metadata=r[6] or {},
             ingested_at=r[7],
+            warnings=list(r[8] or []) if len(r) > 8 else [],
+            origin=r[9] if len(r) > 9 else None,
         )
 
-    _DOC_COLS = "id, source, sha256, title, page_count, chunk_count, metadata, ingested_at::text"
+    _DOC_COLS = "id, source, sha256, title, page_count, chunk_count, metadata, ingested_at::text, warnings, origin"
 
     def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
         with self._conn() as conn:
@@ -331,19 +333,23 @@ class Store:
         embeddings: np.ndarray | None,
         *,
         skip_if_unchanged: bool = False,
+        warnings: Sequence[str] = (),
+        origin: str | None = None,
     ) -> int | None:
         """Put one document in the collection, replacing any previous version, in one transaction.
 
         Either the old version's rows all go and the new ones all come, or nothing changes. Returns the new
         document id, or None when ``skip_if_unchanged`` and the stored version has the same sha256 (another
-        process got there first).
+        process got there first). ``warnings`` are stored with the document, ``origin`` is the file's absolute
+        path; a remembered failure of the source (ingest_failures) goes in the same transaction.
         """
         if embeddings is not None and len(embeddings) != len(chunks):
             raise ValueError("one embedding per chunk is required")
         for attempt in range(3):
             try:
                 return self._replace_once(
-                    collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged
+                    collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged,
+                    list(warnings), origin,
                 )
             except WriteConflict as err:
                 if attempt == 2:
@@ -369,6 +375,8 @@ class Store:
         chunks: Sequence[Chunk],
         embeddings: np.ndarray | None,
         skip_if_unchanged: bool,
+        warnings: list[str] | None = None,
+        origin: str | None = None,
     ) -> int | None:
         with self._conn() as conn, conn.transaction():
             conn.execute(
@@ -383,10 +391,14 @@ class Store:
                     return None
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
             doc_id = conn.execute(
-                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata)),
+                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+                "warnings, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata),
+                 Jsonb(list(warnings or [])), origin),
             ).fetchone()[0]
+            conn.execute(
+                "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
+            )
             with conn.cursor() as cur:
                 with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
                     for p in pages:
@@ -434,6 +446,42 @@ class Store:
             if self._before_commit is not None:
                 self._before_commit()
         return int(doc_id)
+
+    # ------------------------------------------------------------------ ingest outcomes (issue 11)
+    def document_states(self, collection: Collection) -> dict[str, tuple[str, list[str]]]:
+        """source → (sha256, stored warnings) for every document of the collection."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256, warnings FROM documents WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: (r[1], list(r[2] or [])) for r in rows}
+
+    def ingest_failures(self, collection: Collection) -> dict[str, tuple[str, str, str]]:
+        """source → (sha256, reason, parser) of the files whose last ingest failed."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256, reason, parser FROM ingest_failures WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def remember_failure(self, collection: Collection, source: str, sha256: str, reason: str, parser: str) -> None:
+        """Record (or replace) the failure of ``source`` with the bytes' sha256 and the parser limits used."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO ingest_failures (collection_id, source, sha256, reason, parser) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (collection_id, source) DO UPDATE SET "
+                "sha256 = EXCLUDED.sha256, reason = EXCLUDED.reason, parser = EXCLUDED.parser, failed_at = now()",
+                (collection.id, source, sha256, reason or "failed", parser),
+            )
+
+    def forget_failures(self, collection: Collection, sources: Sequence[str]) -> None:
+        """Drop remembered failures of ``sources`` (files gone, or now taken)."""
+        if sources:
+            with self._conn() as conn:
+                conn.execute(
+                    "DELETE FROM ingest_failures WHERE collection_id = %s AND source = ANY(%s)",
+                    (collection.id, list(sources)),
+                )
 
     # ------------------------------------------------------------------ chunks and pages
     _CHUNK_SELECT = """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import psycopg
 
 from kaynak.store.migrations.bm25_pruning import m5_lexeme_stats, m6_pruned_bm25
+from kaynak.store.migrations.ingest_outcomes import m3_document_warnings_origin, m4_ingest_failures
 
 # pg_advisory_xact_lock key for migrations: any fixed 64-bit number unique to kaynak ("kaynak" in ASCII).
 _LOCK_KEY = 0x6B61796E616B
@@ -122,6 +123,8 @@ def _m2_covering_postings(conn: psycopg.Connection) -> None:
 MIGRATIONS: list[Migration] = [
     Migration(1, "initial schema: collections, documents, pages, chunks, postings, tr_lower", _m1_initial),
     Migration(2, "postings primary key covers tf, dl and document_id (index-only BM25 scans)", _m2_covering_postings),
+    Migration(3, "documents.warnings and documents.origin (issue 11)", m3_document_warnings_origin),
+    Migration(4, "ingest_failures: remembered failures of unchanged files (issue 11)", m4_ingest_failures),
     Migration(5, "lexeme_stats kept by triggers on postings (df, max tf, min length per lexeme)", m5_lexeme_stats),
     Migration(6, "kaynak_bm25_top: exact BM25 top k with MaxScore pruning", m6_pruned_bm25),
 ]
