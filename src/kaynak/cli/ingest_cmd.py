@@ -23,6 +23,7 @@ import typer
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
 from kaynak.errors import KaynakError, UsageError
 from kaynak.ingest import IngestCrashed, IngestReport
+from kaynak.ingest.shard import parse_shard
 from kaynak.types import LANGUAGES
 
 #: Exit code of an internal error (a bug), told apart from 1 (some files failed) and 2 (usage).
@@ -134,6 +135,12 @@ def ingest(
         bool, typer.Option("--prune", help="Remove documents whose files are no longer under PATHS.")
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    shard: Annotated[
+        str | None, typer.Option(help="Only this machine's share i/n of the files (e.g. 0/4), for n workers.")
+    ] = None,
+    wait_replicas: Annotated[
+        bool, typer.Option("--wait-replicas", help="Return once the read replicas show what was written.")
+    ] = False,
 ) -> None:
     """Ingest files and folders into a collection; unchanged files are skipped, changed ones replaced.
 
@@ -149,22 +156,27 @@ def ingest(
     with errors_handled():
         if language is not None and language not in LANGUAGES:
             raise UsageError(f"--language must be one of {', '.join(LANGUAGES)}, not {language!r}", "language")
+        shard_spec = parse_shard(shard) if shard else None
     ctx = make_context()
     stop = threading.Event()
     show_bar = not json_out and err_console.is_terminal
     report: IngestReport | None = None
     crash: IngestCrashed | None = None
     failure: KaynakError | None = None
+    waited: dict[str, Any] | None = None  # --wait-replicas: what the read replicas replayed
     try:
         with _graceful_sigint(stop, quiet=json_out):
             kwargs: dict[str, Any] = dict(
-                language=language, embedder=embedder, include=include, exclude=exclude, prune=prune, stop=stop
+                language=language, embedder=embedder, include=include, exclude=exclude, prune=prune, stop=stop,
+                shard=shard_spec,
             )
             if show_bar:
                 with _ProgressBar() as bar:
                     report = ctx.ingest.ingest(paths, collection, progress=bar, **kwargs)
             else:
                 report = ctx.ingest.ingest(paths, collection, **kwargs)
+        if wait_replicas:
+            waited = ctx.store.wait_for_replicas()
     except IngestCrashed as err:
         crash, report = err, err.report
     except KaynakError as err:
@@ -184,9 +196,15 @@ def ingest(
             out["internal_error"] = str(crash)
         if failure is not None:
             out["error"] = failure.message
+        if waited is not None:
+            out["replicas"] = waited
         print_json(out)
     else:
         _print_report(report)
+        if waited is not None and waited["ok"]:
+            console.print(f"{len(waited['replicas'])} read replicas show these writes", highlight=False)
+    if waited is not None and not waited["ok"]:
+        err_console.print(f"[bold red]replicas behind:[/] {waited['replicas']}", highlight=False, soft_wrap=True)
     if crash is not None:
         cause = crash.__cause__
         if cause is not None:
@@ -205,7 +223,7 @@ def ingest(
         err_console.print("interrupted: stopped before every file was done; run the same command again to finish")
         sys.stdout.flush()
         raise typer.Exit(130)
-    raise typer.Exit(0 if report.ok else 1)
+    raise typer.Exit(0 if report.ok and (waited is None or waited['ok']) else 1)
 
 
 def _print_report(report: IngestReport) -> None:
