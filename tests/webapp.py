@@ -1,7 +1,7 @@
 """Test helper for the web page: the API app with the page's router, and a collection of the samples.
 
 ``make_app`` includes ``kaynak.web.router`` unless the app factory already does. ``ingest_samples`` ingests
-``samples/`` (hash embedder) plus a hostile Markdown file whose name and text carry HTML and script.
+``samples/`` (hash embedder) plus a hostile text file whose name and text carry HTML and script.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from kaynak.context import Context
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
-HOSTILE_NAME = "kötü <img src=x onerror=alert(1)>.md"
+HOSTILE_NAME = "kötü <img src=x onerror=alert(1)>.txt"
 HOSTILE_TEXT = (
-    "# Zararlı <script>document.title='pwned'</script> başlık\n\n"
+    "Zararlı <script>document.title='pwned'</script> başlık\n\n"
     "Bu belge <script>window.__pwned = true</script> etiketi ve <b>kalın</b> yazı içerir; "
     "zararlı betik yalnızca metin olarak görünmeli.\n"
 )

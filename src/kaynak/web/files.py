@@ -46,7 +46,7 @@ class OriginalFile:
 
     def content_disposition(self) -> str:
         """``inline``/``attachment`` with an ASCII fallback name and the UTF-8 name (RFC 6266 / RFC 5987)."""
-        fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\;' else "_" for c in self.filename)
+        fallback = "".join(c if c.isascii() and (c.isalnum() or c in "._- ()") else "_" for c in self.filename)
         return f"{self.disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(self.filename, safe='')}"
 
 

@@ -242,6 +242,7 @@
   function emptyMessage(names) {
     if (!collections.length) return T.no_collections;
     const cols = names ? collections.filter((c) => names.includes(c.name)) : collections;
+    if (names && cols.length < names.length) return null; // a name the page does not know: the API answers
     if (cols.some((c) => c.document_count > 0)) return null;
     return fmt('empty_collection', { name: cols.length ? cols[0].name : 'NAME' });
   }

@@ -1,0 +1,492 @@
+"""The web page in a real headless Chromium (the system's, driven by Selenium with the system chromedriver; nothing
+is downloaded). Skips with the reason when the browser, its driver or selenium is missing.
+
+Covers: a search shows the verbatim quote with the query's words highlighted, without reloading the page; the PDF
+opens at the page; the page-text view scrolls the quote into view; context expands in place; write controls
+appear only with the write token; upload then find the new file, then delete it; a document containing HTML and
+script shows as text; Turkish UI strings and Turkish upper-casing; empty-collection, no-result and API-error
+messages; phone width and keyboard use. Screenshots of the main screens go to ``KAYNAK_TEST_ARTIFACTS``
+(default: ``<tmp>/kaynak-web-artifacts``), with the page's own time-to-first-result measurements.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaynak.config import load_settings
+from kaynak.context import Context
+from servers import running
+from webapp import HOSTILE_NAME, ingest_samples, make_app
+
+CHROMIUM = os.environ.get("KAYNAK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("KAYNAK_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
+try:
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    HAVE_SELENIUM = True
+except ImportError:  # pragma: no cover - the test extra installs it
+    HAVE_SELENIUM = False
+    StaleElementReferenceException = Exception  # type: ignore[assignment,misc]
+
+pytestmark = [
+    pytest.mark.skipif(not HAVE_SELENIUM, reason="selenium is not installed (pip install -e '.[test]')"),
+    pytest.mark.skipif(
+        not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
+        reason="no system Chromium/chromedriver (apt-get install chromium chromium-driver); browser tests skipped",
+    ),
+]
+
+TOKEN = "browser-write-token"
+QUESTION_TR = "Kat malikleri kurulu ne zaman toplanır?"
+QUESTION_EN = "How do I stop a word from being hyphenated?"
+ARTIFACTS = Path(os.environ.get("KAYNAK_TEST_ARTIFACTS") or Path(tempfile.gettempdir()) / "kaynak-web-artifacts")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,900",
+]
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def ctx(data_dir: Path, database_url: str) -> Iterator[Context]:
+    c = Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash", api_token=TOKEN))
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def collection(ctx: Context, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    name = "ornekler_" + os.urandom(3).hex()
+    ingest_samples(ctx, name, tmp_path_factory.mktemp("webdocs"))
+    yield name
+    ctx.ingest.delete_collection(name)
+
+
+@pytest.fixture(scope="module")
+def base(ctx: Context, collection: str) -> Iterator[str]:
+    with running(make_app(ctx)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browsers() -> Iterator[Callable[[str], Any]]:
+    """``browser(lang)``: one Chromium per Accept-Language, each with a fresh profile, closed at the end."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opened: dict[str, Any] = {}
+    profiles: list[str] = []
+
+    def get(lang: str) -> Any:
+        if lang not in opened:
+            options = webdriver.ChromeOptions()
+            options.binary_location = CHROMIUM
+            profile = tempfile.mkdtemp(prefix="kaynak-chromium-")
+            profiles.append(profile)
+            for flag in [*FLAGS, f"--user-data-dir={profile}", f"--lang={lang}"]:
+                options.add_argument(flag)
+            options.add_experimental_option("prefs", {"intl.accept_languages": lang})
+            driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+            driver.set_page_load_timeout(30)
+            opened[lang] = driver
+        return opened[lang]
+
+    yield get
+    for driver in opened.values():
+        driver.quit()
+    for profile in profiles:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def tr(browsers: Callable[[str], Any], base: str) -> Any:
+    driver = browsers("tr-TR,tr")
+    open_page(driver, base)
+    return driver
+
+
+@pytest.fixture
+def en(browsers: Callable[[str], Any], base: str) -> Any:
+    driver = browsers("en-US,en")
+    open_page(driver, base)
+    return driver
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def open_page(driver: Any, base: str, query: str = "") -> None:
+    driver.set_window_size(1280, 900)
+    driver.get(base + "/")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(base + "/" + query)
+    wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+
+
+def wait(driver: Any, condition: Callable[[Any], Any], timeout: float = 20) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+
+
+def css(driver: Any, selector: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def css_all(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def shot(driver: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    driver.save_screenshot(str(path))
+    return path
+
+
+def search(driver: Any, query: str, collection: str | None = None) -> list[Any]:
+    """Type ``query`` into the box, press Enter, wait for highlighted results (or a status message)."""
+    from selenium.webdriver.common.keys import Keys
+
+    if collection is not None:
+        pick(driver, [collection])
+    before = driver.execute_script("return document.body.dataset.highlighted || ''")
+    box = css(driver, "#q")
+    box.clear()
+    box.send_keys(query + Keys.ENTER)
+    wait(driver, lambda d: d.execute_script(
+        "const s = document.getElementById('status').textContent;"
+        "return (document.body.dataset.highlighted || '') !== arguments[0] || (s && !s.endsWith('…'))"
+        " || !document.getElementById('alert').hidden", before))
+    wait(driver, lambda d: d.execute_script(
+        "return !document.querySelector('#results li') || (document.body.dataset.highlighted || '') !== arguments[0]",
+        before))
+    return css_all(driver, "#results > li")
+
+
+def pick(driver: Any, names: list[str]) -> None:
+    """Choose exactly these collections in the picker (without searching)."""
+    driver.execute_script(
+        "document.getElementById('all-collections').checked = false;"
+        "for (const b of document.querySelectorAll('#collection-boxes input'))"
+        " b.checked = arguments[0].includes(b.value);",
+        names,
+    )
+
+
+def record(name: str, value: Any) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / "measurements.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = value
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+# ---------------------------------------------------------------------------------------------- tests
+def test_search_shows_highlighted_verbatim_quote_without_reload(tr: Any, collection: str, ctx: Context) -> None:
+    tr.execute_script("window.__sameDocument = 'yes'")
+    hits = search(tr, QUESTION_TR, collection)
+    assert hits, css(tr, "#status").text
+    first = hits[0]
+    assert "kat-mulkiyeti-excerpt.pdf" in first.find_element("css selector", "h3 a").text
+    marks = [m.text.lower() for m in first.find_elements("css selector", "blockquote mark.term")]
+    assert {"kat", "malikleri", "kurulu"} <= set(marks), marks
+    # the quote is verbatim: exactly the API's quote text
+    api_hits = ctx.search.search(QUESTION_TR, collection, k=10)
+    quote_text = tr.execute_script("return document.querySelector('#results blockquote').textContent")
+    assert quote_text == api_hits[0].quote.text
+    where = first.find_element("css selector", ".where").text
+    assert "SAYFA" in where and str(api_hits[0].page) in where  # Turkish label, upper-cased by CSS
+    assert tr.execute_script("return window.__sameDocument") == "yes", "results must arrive without a reload"
+    assert "q=" in tr.current_url  # the search is in the address, so it can be shared or reloaded
+    ranks = first.find_element("css selector", "details.ranks")
+    assert not ranks.get_attribute("open")
+    ranks.find_element("css selector", "summary").click()
+    assert "anlam sırası" in ranks.text and "sözcük sırası" in ranks.text
+    shot(tr, "search-results-tr")
+    timings = tr.execute_script(
+        "return performance.getEntriesByType('measure').filter(m => m.name.startsWith('kaynak:'))"
+        ".map(m => [m.name, m.duration])")
+    names = {n for n, _ in timings}
+    assert {"kaynak:first-result", "kaynak:first-highlighted"} <= names
+    record("first_search_tr_ms", dict(timings))
+
+
+def test_pdf_opens_at_the_page(tr: Any, collection: str, base: str, ctx: Context) -> None:
+    hits = search(tr, QUESTION_TR, collection)
+    link = hits[0].find_element("css selector", "h3 a")
+    href = link.get_attribute("href")
+    page = ctx.search.search(QUESTION_TR, collection, k=1)[0].page
+    assert href.startswith(base + "/v1/documents/") and href.endswith(f"/file#page={page}"), href
+    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    document_id = int(href.split("/v1/documents/")[1].split("/")[0])
+    try:
+        ctx.search.document_origin(document_id)
+    except Exception as err:  # pragma: no cover - until migration 3 (issue 11) adds documents.origin
+        pytest.skip(f"documents.origin is not in the schema yet: {err}")
+    main = tr.current_window_handle
+    link.click()
+    wait(tr, lambda d: len(d.window_handles) > 1)
+    tab = next(h for h in tr.window_handles if h != main)
+    tr.switch_to.window(tab)
+    try:
+        wait(tr, lambda d: d.current_url.endswith(f"#page={page}"))
+        time.sleep(1.0)
+        shot(tr, "pdf-at-page")
+        kind = tr.execute_script("return document.contentType")
+        assert kind == "application/pdf", kind
+    finally:
+        tr.close()
+        tr.switch_to.window(main)
+
+
+def test_context_expands_in_place(tr: Any, collection: str) -> None:
+    hits = search(tr, QUESTION_TR, collection)
+    first = hits[0]
+    quote = first.find_element("css selector", "blockquote").text
+    button = first.find_element("css selector", ".actions button")
+    assert button.get_attribute("aria-expanded") == "false" and button.text == "Daha fazla bağlam göster"
+    button.click()
+    wait(tr, lambda d: button.get_attribute("aria-expanded") == "true")
+    box = first.find_element("css selector", ".context")
+    assert box.is_displayed()
+    assert len(box.text) > len(quote)
+    assert first.find_elements("css selector", ".context .ctx-near"), "neighbouring chunks are shown"
+    assert first.find_element("css selector", ".context mark.quote-mark").text.strip() == quote.strip()
+    assert len(css_all(tr, "#results > li")) == len(hits), "expanded in place, results kept"
+    shot(tr, "context-expanded")
+    button.click()
+    wait(tr, lambda d: button.get_attribute("aria-expanded") == "false")
+    assert not box.is_displayed()
+
+
+def test_text_source_opens_at_the_quote(en: Any, collection: str) -> None:
+    hits = search(en, QUESTION_EN, collection)
+    html_hit = next(h for h in hits if ".html" in h.find_element("css selector", "h3 a").text)
+    quote = html_hit.find_element("css selector", "blockquote").text
+    html_hit.find_element("css selector", "h3 a").click()
+    wait(en, lambda d: d.execute_script("return document.activeElement && document.activeElement.id === 'quote'"))
+    assert css(en, "#viewer-view").is_displayed() and not css(en, "#search-view").is_displayed()
+    mark = css(en, "#quote")
+    assert mark.text.strip() == quote.strip()
+    in_view = en.execute_script(
+        "const r = document.getElementById('quote').getBoundingClientRect();"
+        "return r.top >= 0 && r.top < window.innerHeight")
+    assert in_view, "the quote is scrolled into view"
+    assert "page" in css(en, "#viewer-heading").text
+    shot(en, "page-text-at-quote")
+    css(en, "#viewer-back").click()
+    wait(en, lambda d: css(d, "#search-view").is_displayed())
+
+
+def test_write_controls_only_with_the_token(en: Any, collection: str) -> None:
+    assert not css(en, ".tab[data-view=upload]").is_displayed()
+    assert not css(en, "#upload-view").is_displayed()
+    browse_documents(en, collection)
+    open_document_row(en, "your-first-component.md")
+    assert not css_all(en, "#documents-table button.danger"), "no delete without the token"
+    css(en, "#write-sign-in").click()
+    wait(en, lambda d: css(d, "#token-view").is_displayed())
+    css(en, "#token-input").send_keys("wrong-token\n")
+    wait(en, lambda d: css(d, "#token-error").text)
+    assert css(en, "#token-error").text == "This token is not valid."
+    assert not css(en, ".tab[data-view=upload]").is_displayed()
+    assert en.execute_script("return sessionStorage.getItem('kaynak.token')") is None
+    field = css(en, "#token-input")
+    field.clear()
+    field.send_keys(TOKEN + "\n")
+    wait(en, lambda d: css(d, ".tab[data-view=upload]").is_displayed())
+    assert css(en, "#write-on").is_displayed()
+    assert en.execute_script("return sessionStorage.getItem('kaynak.token')") == TOKEN
+    assert en.execute_script("return document.cookie") == "", "the token is never a cookie"
+    open_document_row(en, "your-first-component.md")
+    assert css_all(en, "#documents-table button.danger"), "delete appears with the token"
+    css(en, "#sign-out").click()
+    wait(en, lambda d: not css(d, ".tab[data-view=upload]").is_displayed())
+
+
+def browse_documents(driver: Any, collection: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    css(driver, ".tab[data-view=browse]").click()
+    # the table re-renders when the collections arrive: find and click in one retried step
+    wait(driver, lambda d: d.find_element(
+        By.XPATH, f"//table[@id='collections-table']//button[text()='{collection}']").click() or True)
+    wait(driver, lambda d: css(d, "#documents-panel").is_displayed() and css_all(d, "#documents-table tbody tr"))
+
+
+def open_document_row(driver: Any, source: str) -> None:
+    """Expand the document's row (the table re-renders on changes, so look the button up afresh)."""
+    xpath = f"//table[@id='documents-table']//th/button[text()={json.dumps(source)}]"
+    for _ in range(10):
+        try:
+            button = wait(driver, lambda d: d.find_element("xpath", xpath))
+            if button.get_attribute("aria-expanded") != "true":
+                button.click()
+            wait(driver, lambda d: d.find_element("xpath", xpath).get_attribute("aria-expanded") == "true")
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    raise AssertionError(f"could not open the row of {source}")
+
+
+def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) -> None:
+    en.execute_script("sessionStorage.setItem('kaynak.token', arguments[0])", TOKEN)
+    en.refresh()
+    wait(en, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    css(en, ".tab[data-view=upload]").click()
+    doc = tmp_path / "zebercet-notlari.md"
+    doc.write_text("# Zebercet\n\nZebercet defteri her salı güncellenir ve arşive kaldırılır.\n", encoding="utf-8")
+    field = css(en, "#up-collection")
+    field.clear()
+    field.send_keys(collection)
+    css(en, "#up-files").send_keys(str(doc))
+    css(en, "#up-submit").click()
+    wait(en, lambda d: "1 added" in css(d, "#up-status").text, timeout=60)
+    shot(en, "upload-done")
+    css(en, ".tab[data-view=search]").click()
+    hits = search(en, "zebercet defteri", collection)
+    assert hits and hits[0].find_element("css selector", "h3 a").text == "zebercet-notlari.md"
+    browse_documents(en, collection)
+    css(en, "#doc-filter").send_keys("ZEBERCET")
+    wait(en, lambda d: len(css_all(d, "#documents-table tbody th button")) == 1)
+    open_document_row(en, "zebercet-notlari.md")
+    shot(en, "browse-documents")
+    css(en, "#documents-table button.danger").click()
+    alert = wait(en, lambda d: d.switch_to.alert)
+    assert "zebercet-notlari.md" in alert.text
+    alert.accept()
+    wait(en, lambda d: "Deleted" in css(d, "#status").text or not any(
+        b.text == "zebercet-notlari.md" for b in css_all(d, "#documents-table tbody th button")))
+    wait(en, lambda d: not any(b.text == "zebercet-notlari.md" for b in css_all(d, "#documents-table tbody th button")))
+    css(en, ".tab[data-view=search]").click()
+    hits = search(en, "zebercet defteri", collection)
+    assert all(h.find_element("css selector", "h3 a").text != "zebercet-notlari.md" for h in hits)
+
+
+def test_document_with_script_shows_as_text(tr: Any, collection: str) -> None:
+    title = tr.title
+    hits = search(tr, "zararlı betik yalnızca metin olarak görünmeli", collection)
+    hostile = next(h for h in hits if h.find_element("css selector", "h3 a").text == HOSTILE_NAME)
+    text = hostile.find_element("css selector", "blockquote").text
+    assert "<script>window.__pwned = true</script>" in text
+    assert not hostile.find_elements("css selector", "blockquote script, blockquote b, h3 img")
+    assert tr.execute_script("return window.__pwned === undefined && !document.querySelector('#results img')")
+    hostile.find_element("css selector", "h3 a").click()
+    wait(tr, lambda d: css(d, "#viewer-view").is_displayed() and "<script>" in css(d, "#viewer-text").text)
+    assert not css_all(tr, "#viewer-text script")
+    assert HOSTILE_NAME in css(tr, "#viewer-heading").text
+    assert tr.title == title and tr.execute_script("return window.__pwned === undefined")
+    shot(tr, "hostile-as-text")
+    css(tr, "#viewer-back").click()
+
+
+def test_turkish_ui_strings_and_casing(tr: Any, base: str, collection: str) -> None:
+    assert tr.find_element("css selector", "html").get_attribute("lang") == "tr"
+    assert css(tr, ".tab[data-view=search]").text == "Ara"
+    assert css(tr, ".tab[data-view=browse]").text == "Koleksiyonlar"
+    assert css(tr, "label[for=q]").text == "Soru ya da sözcükler"
+    assert css(tr, "#write-sign-in").text == "Yazma anahtarı gir"
+    css(tr, ".tab[data-view=browse]").click()
+    header = css_all(tr, "#collections-table thead th")[2]
+    assert tr.execute_script("return arguments[0].textContent", header) == "Gömme modeli"
+    assert header.value_of_css_property("text-transform") == "uppercase"
+    assert tr.execute_script("return arguments[0].closest('[lang]').lang", header) == "tr"
+    # what the browser draws: the upper-cased label matches "GÖMME MODELİ" (dotted İ), not "GÖMME MODELI"
+    # (WebDriver's element text upper-cases without the locale, so compare pixels instead)
+    samples = tr.execute_script(
+        "const box = document.createElement('div'); box.id = 'casing-check';"
+        "for (const [text, transform] of [['gömme modeli dil', 'uppercase'], ['GÖMME MODELİ DİL', 'none'],"
+        "                                  ['GÖMME MODELI DIL', 'none']]) {"
+        "  const s = document.createElement('span'); s.className = 'label'; s.textContent = text;"
+        "  s.style.textTransform = transform; box.append(s, document.createElement('br')); }"
+        "document.getElementById('browse-view').prepend(box); return [...box.querySelectorAll('span')];")
+    drawn, turkish, wrong = (s.screenshot_as_png for s in samples)
+    assert drawn == turkish and drawn != wrong, "Turkish upper-casing (i → İ) is not applied"
+    tr.execute_script("document.getElementById('casing-check').remove()")
+    row = wait(tr, lambda d: next((r for r in css_all(d, "#collections-table tbody tr") if collection in r.text), None))
+    assert "Türkçe" in row.text
+    shot(tr, "collections-tr")
+    css(tr, ".langs a[data-lang=en]").click()
+    wait(tr, lambda d: d.find_element("css selector", "html").get_attribute("lang") == "en")
+    assert css(tr, ".tab[data-view=search]").text == "Search"
+
+
+def test_messages_for_empty_collection_and_no_results(en: Any, ctx: Context, collection: str) -> None:
+    empty = "bos_" + os.urandom(3).hex()
+    ctx.ingest.create_collection(empty, "english", "hash")
+    try:
+        en.refresh()
+        wait(en, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+        search(en, "anything at all", empty)
+        status = css(en, "#status").text
+        assert "Nothing ingested" in status and f"kaynak ingest FOLDER -c {empty}" in status, status
+        assert css(en, "#status code").text.startswith("kaynak ingest")
+        shot(en, "empty-collection")
+    finally:
+        ctx.ingest.delete_collection(empty)
+    css(en, "#more summary").click()
+    css(en, "#prefix").send_keys("no/such/folder/")
+    search(en, QUESTION_EN, collection)
+    assert not css_all(en, "#results > li")
+    assert css(en, "#status").text.startswith("No results")
+    css(en, "#prefix").clear()
+
+
+def test_api_problem_is_shown(en: Any, collection: str) -> None:
+    # a collection deleted after the page loaded: the API answers 404 problem+json and the page shows its detail
+    en.execute_script(
+        "const label = document.createElement('label'); const box = document.createElement('input');"
+        "box.type = 'checkbox'; box.value = 'no_such_collection_q'; box.checked = true; label.append(box, 'gone');"
+        "document.getElementById('collection-boxes').append(label);"
+        "document.getElementById('all-collections').checked = false;")
+    css(en, "#q").send_keys("kat\n")
+    wait(en, lambda d: css(d, "#alert").is_displayed())
+    alert = css(en, "#alert").text
+    assert "(404)" in alert and "no_such_collection_q" in alert, alert
+    assert css(en, "#alert").get_attribute("role") == "alert"
+    shot(en, "api-error")
+
+
+def test_phone_width_and_keyboard(tr: Any, collection: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    tr.set_window_size(390, 844)
+    hits = search(tr, QUESTION_TR, collection)
+    assert hits
+    overflow = tr.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"page is {overflow}px wider than a phone screen"
+    shot(tr, "search-phone")
+    # keyboard only: from the search box, Tab reaches the first result's link, Enter on "more context" expands it
+    css(tr, "#q").click()
+    reached = None
+    for _ in range(40):
+        tr.switch_to.active_element.send_keys(Keys.TAB)
+        active = tr.switch_to.active_element
+        if active.get_attribute("aria-expanded") == "false" and "bağlam" in active.text:
+            reached = active
+            break
+    assert reached is not None, "Tab never reached a result's context button"
+    reached.send_keys(Keys.ENTER)
+    wait(tr, lambda d: reached.get_attribute("aria-expanded") == "true")
+    # every input and button has an accessible name
+    unnamed = tr.execute_script(
+        "return [...document.querySelectorAll('input, select, textarea, button')].filter(e => {"
+        " if (e.closest('[hidden]') || e.type === 'hidden') return false;"
+        " const id = e.id && document.querySelector(`label[for='${e.id}']`);"
+        " return !(id || e.closest('label') || e.getAttribute('aria-label') || e.textContent.trim());"
+        "}).map(e => e.outerHTML.slice(0, 80))")
+    assert not unnamed, unnamed
+    tr.set_window_size(1280, 900)
