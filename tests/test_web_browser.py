@@ -24,6 +24,8 @@ import pytest
 
 from kaynak.config import load_settings
 from kaynak.context import Context
+from kaynak.embeddings.hashing import HashEmbedder
+from kaynak.types import Chunk, Page
 from servers import running
 from webapp import HOSTILE_NAME, ingest_samples, make_app
 
@@ -68,6 +70,13 @@ def ctx(data_dir: Path, database_url: str) -> Iterator[Context]:
 def collection(ctx: Context, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     name = "ornekler_" + os.urandom(3).hex()
     ingest_samples(ctx, name, tmp_path_factory.mktemp("webdocs"))
+    # a two-page document stored with ingest warnings (as a loader would leave them)
+    col = ctx.store.get_collection(name)
+    pages = [Page(1, "Birinci sayfa: ısıtma giderleri paylaşılır."), Page(2, "İkinci sayfa: asansör bakımı yapılır.")]
+    chunks = [Chunk(i, p.number, None, 0, len(p.text), p.text) for i, p in enumerate(pages)]
+    ctx.store.replace_document(col, "uyarili/rapor.txt", "0" * 64, "Uyarılı rapor", {}, pages, chunks,
+                               HashEmbedder().embed_passages([c.text for c in chunks]),
+                               warnings=["page 3: no text layer <b>(scan?)</b>"])
     yield name
     ctx.ingest.delete_collection(name)
 
@@ -340,6 +349,32 @@ def open_document_row(driver: Any, source: str) -> None:
         except StaleElementReferenceException:
             time.sleep(0.1)
     raise AssertionError(f"could not open the row of {source}")
+
+
+def test_browse_documents_pages_warnings_and_sorting(en: Any, collection: str) -> None:
+    browse_documents(en, collection)
+    row = next(r for r in css_all(en, "#collections-table tbody tr") if collection in r.text)
+    assert "Turkish" in row.text and "hash" in row.text  # language and embedder
+    sources = [b.text for b in css_all(en, "#documents-table tbody th button")]
+    assert sources == sorted(sources) and HOSTILE_NAME in sources
+    css(en, "#documents-table thead button[data-sort=page_count]").click()
+    css(en, "#documents-table thead button[data-sort=page_count]").click()  # twice: descending
+    th = css(en, "#documents-table thead th:nth-child(3)")
+    assert th.get_attribute("aria-sort") == "descending"
+    assert css_all(en, "#documents-table tbody th button")[0].text == "kat-mulkiyeti-excerpt.pdf"
+    open_document_row(en, "uyarili/rapor.txt")
+    detail = css(en, "#documents-table tr.doc-detail")
+    assert "page 3: no text layer <b>(scan?)</b>" in detail.text  # shown as text
+    assert [b.text for b in detail.find_elements("css selector", ".pages button")] == ["1", "2"]
+    shot(en, "browse-warnings")
+    detail.find_elements("css selector", ".pages button")[1].click()
+    wait(en, lambda d: "İkinci sayfa" in css(d, "#viewer-text").text)
+    assert css(en, "#viewer-heading").text == "uyarili/rapor.txt — page 2"
+    assert css(en, "#viewer-next").get_attribute("disabled") and not css(en, "#viewer-prev").get_attribute("disabled")
+    css(en, "#viewer-prev").click()
+    wait(en, lambda d: "Birinci sayfa" in css(d, "#viewer-text").text)
+    css(en, "#viewer-back").click()
+    wait(en, lambda d: css(d, "#browse-view").is_displayed())
 
 
 def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) -> None:

@@ -635,7 +635,7 @@
       warnings.length ? [el('p', { class: 'label' }, T.doc_warnings),
         el('ul', { class: 'warnings' }, warnings.map((w) => el('li', {}, warningText(w))))] : null,
       el('div', { class: 'actions' },
-        el('a', {
+        d.origin === null ? null : el('a', {
           href: fileUrl(d.id) + (isPdf(d.source) ? '#page=1' : ''), target: '_blank', rel: 'noopener',
           onclick: (ev) => openFile(ev, d.id, isPdf(d.source) ? 1 : 0),
         }, T.open_original),
