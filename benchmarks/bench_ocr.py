@@ -60,27 +60,33 @@ def _page(lang: str, index: int, per_page: int = 3, **kw: Any) -> tuple[Any, str
     return render_page(texts, seed=index, **kw)
 
 
-def _ocr_png(args: tuple[str, int, dict[str, Any]]) -> tuple[float, float, float]:
-    """(CER, seconds, confidence) of one rendered page through the image loader."""
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (Tesseract runs as a child)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _ocr_png(args: tuple[str, int, dict[str, Any]]) -> tuple[float, float, float, float]:
+    """(CER, wall seconds, confidence, CPU seconds) of one rendered page through the image loader."""
     from kaynak.errors import NoText
 
     lang, index, cond = args
     img, truth = _page(lang, index, **cond)
     data = image_bytes(img, "PNG", cond.get("dpi", 300))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     try:
         doc = load_image(Path(f"page-{lang}-{index}.png"), data, LoadOptions(language=LANGS[lang]))
     except NoText:  # nothing read at all: every character missed
-        return 1.0, time.perf_counter() - t0, 0.0
-    seconds = time.perf_counter() - t0
-    return cer(truth, doc.pages[0].text), seconds, doc.metadata["ocr"]["pages"]["1"]
+        return 1.0, time.perf_counter() - t0, 0.0, _cpu() - c0
+    seconds, cpu = time.perf_counter() - t0, _cpu() - c0
+    return cer(truth, doc.pages[0].text), seconds, doc.metadata["ocr"]["pages"]["1"], cpu
 
 
 def bench_cer(pages: int) -> list[dict[str, Any]]:
     rows = []
     print(f"\n## CER and seconds per page (one process, {pages} A4 pages of 3 paragraphs per cell)\n")
-    print("| language | condition | CER mean | CER worst | s/page | confidence |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| language | condition | CER mean | CER worst | wall s/page | CPU s/page | confidence |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for lang in LANGS:
         for name, cond in CONDITIONS.items():
             results = [_ocr_png((lang, i, cond)) for i in range(pages)]
@@ -88,11 +94,13 @@ def bench_cer(pages: int) -> list[dict[str, Any]]:
             row = {
                 "language": lang, "condition": name, "cer_mean": statistics.fmean(cers), "cer_worst": max(cers),
                 "seconds_per_page": statistics.fmean(r[1] for r in results),
+                "cpu_seconds_per_page": statistics.fmean(r[3] for r in results),
                 "confidence": statistics.fmean(r[2] for r in results),
             }
             rows.append(row)
             print(f"| {lang} | {name} | {row['cer_mean']:.2%} | {row['cer_worst']:.2%} | "
-                  f"{row['seconds_per_page']:.2f} | {row['confidence']:.1f} |", flush=True)
+                  f"{row['seconds_per_page']:.2f} | {row['cpu_seconds_per_page']:.2f} | {row['confidence']:.1f} |",
+                  flush=True)
     return rows
 
 
@@ -127,10 +135,13 @@ data = path.read_bytes()
 t0 = time.perf_counter()
 doc = load_pdf(path, data, options=LoadOptions(language="turkish"))
 wall = time.perf_counter() - t0
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+# VmHWM: this process's own peak (ru_maxrss would also count the parent's size at fork, which Linux carries over)
+hwm = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
 print(json.dumps({
     "wall_s": wall,
-    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    "tesseract_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+    "rss_mb": hwm / 1024,
     "pages": [p.text for p in doc.pages],
     "ocr_pages": len(doc.metadata.get("ocr", {}).get("pages", {})),
     "warnings": doc.warnings[:5],
@@ -155,11 +166,32 @@ def _scanned_pdf(path: Path, n: int) -> list[str]:
     return truths
 
 
+def _tesseract_peak_mb() -> float | None:
+    """Peak RSS of one Tesseract run (tur+eng) on a dense 300-dpi A4 page, measured by /usr/bin/time."""
+    timer = Path("/usr/bin/time")
+    info = tesseract_info()
+    if not timer.exists() or info is None:
+        return None
+    img, _ = _page("tr", 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        pgm = Path(tmp) / "page.pgm"
+        img.save(pgm)
+        done = subprocess.run([str(timer), "-f", "%M", info.path, str(pgm), "stdout", "-l", "tur+eng", "--dpi",
+                               "300", "tsv"], capture_output=True, text=True, env={**os.environ,
+                               "OMP_THREAD_LIMIT": "1"}, check=False)
+    try:
+        return int(done.stderr.strip().splitlines()[-1]) / 1024
+    except (ValueError, IndexError):
+        return None
+
+
 def bench_rss(pages: int) -> list[dict[str, Any]]:
     rows = []
+    tess = _tesseract_peak_mb()
     print("\n## Long scans: image-only PDF (bilevel, 300 dpi), one process, Turkish (tur+eng)\n")
-    print("| pages | file MB | wall s | s/page | peak RSS MB (loader) | peak RSS MB (Tesseract) | CER | OCR'd pages |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| pages | file MB | wall s | wall s/page | CPU s/page | peak RSS MB (loader) | peak RSS MB (Tesseract) "
+          "| CER | OCR'd pages |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sorted({min(10, pages), pages}):
             path = Path(tmp) / f"scan-{n}.pdf"
@@ -169,11 +201,12 @@ def bench_rss(pages: int) -> list[dict[str, Any]]:
             res = json.loads(done.stdout.strip().splitlines()[-1])
             errors = statistics.fmean(cer(t, p) for t, p in zip(truths, res["pages"], strict=True))
             row = {"pages": n, "file_mb": path.stat().st_size / 1e6, "wall_s": res["wall_s"],
-                   "s_per_page": res["wall_s"] / n, "rss_mb": res["rss_mb"],
-                   "tesseract_rss_mb": res["tesseract_rss_mb"], "cer": errors, "ocr_pages": res["ocr_pages"]}
+                   "s_per_page": res["wall_s"] / n, "cpu_s_per_page": res["cpu_s"] / n, "rss_mb": res["rss_mb"],
+                   "tesseract_rss_mb": tess, "cer": errors, "ocr_pages": res["ocr_pages"]}
             rows.append(row)
             print(f"| {n} | {row['file_mb']:.1f} | {row['wall_s']:.0f} | {row['s_per_page']:.2f} | "
-                  f"{row['rss_mb']:.0f} | {row['tesseract_rss_mb']:.0f} | {errors:.2%} | {row['ocr_pages']} |",
+                  f"{row['cpu_s_per_page']:.2f} | "
+                  f"{row['rss_mb']:.0f} | {tess or 0:.0f} | {errors:.2%} | {row['ocr_pages']} |",
                   flush=True)
     return rows
 

@@ -48,7 +48,8 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
             raise FileTooLarge(path, f"image of {width}×{height} pixels is over the limit of "
                                      f"{MAX_IMAGE_PIXELS // 1_000_000} million pixels")
         fmt = (image.format or path.suffix.lstrip(".")).lower()
-        n_frames = int(getattr(image, "n_frames", 1) or 1)
+        # TIFF frames are pages; other formats' extra frames are previews or animation (JPEG MPO, APNG)
+        n_frames = int(getattr(image, "n_frames", 1) or 1) if fmt == "tiff" else 1
         run = OcrRun.start(path, data, options, "image file")
 
         def render(index: int) -> tuple[Image.Image, int | None]:

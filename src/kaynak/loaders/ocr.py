@@ -33,6 +33,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -482,6 +483,9 @@ class PdfOcrResult:
 
 
 _NO_LAYER = "no text layer (a scan)"
+# pdfium is not thread-safe, even across documents: every call into it holds this lock (rendering a page takes
+# a fraction of a second; the OCR itself runs outside it).
+_PDFIUM_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -492,16 +496,23 @@ def _pdfium(path: Path, data: bytes) -> Iterator[Any]:
         raise OcrUnavailable(path, f"{_NO_LAYER}: reading it needs OCR, and the PDF renderer pypdfium2 is not "
                                    "installed (pip install pypdfium2)") from None
     try:
-        pdf = pdfium.PdfDocument(data)
+        with _PDFIUM_LOCK:
+            pdf = pdfium.PdfDocument(data)
     except Exception as err:
         raise LoaderError(path, f"scanned pages cannot be rendered for OCR ({type(err).__name__}: {err})") from None
     try:
         yield pdf
     finally:
-        pdf.close()
+        with _PDFIUM_LOCK:
+            pdf.close()
 
 
 def _render_pdf_page(pdf: Any, index: int) -> tuple[Image.Image, int]:
+    with _PDFIUM_LOCK:
+        return _render_locked(pdf, index)
+
+
+def _render_locked(pdf: Any, index: int) -> tuple[Image.Image, int]:
     page = pdf[index]
     try:
         width, height = page.get_size()  # points
@@ -541,10 +552,12 @@ def ocr_pdf_pages(path: Path, data: bytes, pages: list[Page], *, skip: set[int] 
         return result
     confidences: dict[int, float] = {}
     with _pdfium(path, data) as pdf:
-        if len(pdf) != len(pages):
-            run.warnings.append(f"the PDF renderer sees {len(pdf)} pages, the text extractor {len(pages)}")
+        with _PDFIUM_LOCK:
+            n_rendered = len(pdf)
+        if n_rendered != len(pages):
+            run.warnings.append(f"the PDF renderer sees {n_rendered} pages, the text extractor {len(pages)}")
         for k, page in enumerate(todo, start=1):
-            if page.number > len(pdf):
+            if page.number > n_rendered:
                 continue
             ocr = run.page(page.number, lambda i=page.number - 1: _render_pdf_page(pdf, i))
             if run.progress is not None:
