@@ -162,6 +162,32 @@ def test_a_replica_behind_on_schema_is_reported_not_used(cluster: Cluster, ctx: 
         store.db.schema_version = real
 
 
+def test_doctor_and_ingest_wait_replicas_from_the_cli(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    cluster.wait_streaming()
+    for k, v in {"KAYNAK_DATABASE_URL": cluster.primary.url(), "KAYNAK_READ_DATABASE_URL": cluster.standbys[0].url(),
+                 "KAYNAK_DATA_DIR": str(tmp_path / "data"), "KAYNAK_EMBEDDER": "hash"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("KAYNAK_CONFIG", raising=False)
+    runner = CliRunner()
+    result = runner.invoke(app, ["ingest", str(_write(tmp_path / "w", {"w.md": "# W\n\nBekleme testi.\n"})),
+                                 "-c", "waitcli", "--wait-replicas", "--json"])
+    assert result.exit_code == 0, result.output
+    waited = json.loads(result.stdout)["replicas"]
+    assert waited["ok"] and waited["replicas"][0]["ok"]
+    report = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    row = report["replicas"][0]
+    assert row["ok"] and row["lag_bytes"] == 0 and row["schema_behind"] is False
+    assert "last_backup" not in report  # a server by URL: its backups are not kaynak's to judge
+
+
 def test_wait_for_replicas_reports_a_dead_replica(cluster: Cluster, tmp_path: Path) -> None:
     from kaynak.store import Store
 
