@@ -357,13 +357,18 @@ class Database:
             ep.retry_at = now + ep.retry_delay  # this thread retries; the others use the primary meanwhile
             ep._probed_at = 0.0
             if ep.probe() and self._schema_ok(ep):
-                if ep.announced:
-                    log.warning("read replica %s answers again; reads go to it", ep.name)
-                ep.announced = False
-                ep.retry_delay = _REPLICA_RETRY_FIRST_S
+                self._replica_back(ep)
                 return ep
             self._replica_failed(ep, ep.reason)
         return None
+
+    @staticmethod
+    def _replica_back(ep: Endpoint) -> None:
+        if ep.announced:
+            log.warning("read replica %s answers again; reads go to it", ep.name)
+        ep.announced = False
+        ep.down = False
+        ep.retry_delay = _REPLICA_RETRY_FIRST_S
 
     def _schema_ok(self, ep: Endpoint) -> bool:
         if self.schema_version is None or ep.schema_version is None or ep.schema_version >= self.schema_version:
@@ -452,6 +457,10 @@ class Database:
             self._maybe_restart()
         primary_lsn = lsn_to_int(primary.get("wal_lsn"))
         for ep, facts in zip(self.replicas, replicas, strict=True):
+            if facts.get("ok") and self._schema_ok(ep):
+                self._replica_back(ep)
+            elif not facts.get("ok") or ep.behind:
+                self._replica_failed(ep, facts.get("error") or ep.reason)
             row: dict[str, Any] = {"name": ep.name, **facts, "in_rotation": not (ep.down or ep.behind)}
             replay = lsn_to_int(facts.get("replay_lsn"))
             if primary_lsn is not None and replay is not None:
