@@ -128,6 +128,7 @@ def main() -> int:
                         api.append(m[2])
                     if rnd == 0 and q == QUESTIONS[0] and args.screenshot:
                         args.screenshot.parent.mkdir(parents=True, exist_ok=True)
+                        driver.execute_script("document.activeElement.blur()")
                         driver.save_screenshot(str(args.screenshot))
                         print(f"\nscreenshot: {args.screenshot}")
             print(f"\n{len(first)} searches ({args.rounds} rounds x {len(QUESTIONS)} questions), "

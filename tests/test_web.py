@@ -300,3 +300,32 @@ def test_open_original_rules(tmp_path: Path) -> None:
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"))
     handle.close()
     assert meta.disposition == "attachment" and meta.content_type == "text/plain"
+
+
+def _luminance(hex_colour: str) -> float:
+    r, g, b = (int(hex_colour.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4))
+
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_colours_meet_wcag_aa(client: TestClient) -> None:
+    css = client.get("/static/app.css").text
+    var = dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", css))
+    white = "#ffffff"
+    text_pairs = {
+        "text": (var["fg"], var["bg"]), "muted text": (var["muted"], var["bg"]),
+        "muted on panel": (var["muted"], var["panel"]), "links": (var["accent"], var["bg"]),
+        "links on panel": (var["accent"], var["panel"]), "button text": (white, var["accent"]),
+        "highlighted words": ("#000000", var["mark"]), "quote text": (var["fg"], var["quote"]),
+        "danger button": (white, var["danger"]), "focus ring": (var["focus"], var["bg"]),
+    }
+    for what, (fg, bg) in text_pairs.items():
+        assert contrast(fg, bg) >= 4.5, (what, fg, bg, contrast(fg, bg))
