@@ -40,6 +40,7 @@ from kaynak.types import Chunk, Collection, LoadedDocument, Page
 
 from .discovery import FileJob, file_sha256
 from .report import EventKind, IngestEvent, IngestReport
+from .sources import printable_text
 from .workers import Parsed, ParseFailure, ParseTask
 
 if TYPE_CHECKING:
@@ -200,10 +201,11 @@ class Run:
         self, source: str, status: str, error: str | None = None, chunks: int = 0, warnings: Iterable[str] = ()
     ) -> None:
         """One file's outcome: added, updated, unchanged, partial, failed (``error``) or skipped (``error``)."""
+        warnings = [printable_text(w) for w in warnings]
         with self._lock:
             r = self.report
             if status in ("failed", "skipped"):
-                error = (error or "").strip() or "no reason was given (this is a bug in kaynak; please report it)"
+                error = printable_text((error or "").strip()) or "no reason was given (a bug; please report it)"
                 if status == "failed":
                     if not error.startswith(source):
                         error = f"{source}: {error}"

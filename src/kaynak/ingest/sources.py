@@ -19,7 +19,9 @@ import os
 import re
 import unicodedata
 
-__all__ = ["CP1254_MARK", "decode_source", "display_path", "encode_name", "encode_source", "name_bytes"]
+__all__ = [
+    "CP1254_MARK", "decode_source", "display_path", "encode_name", "encode_source", "name_bytes", "printable_text",
+]
 
 CP1254_MARK = "\\[cp1254]"
 _ESCAPE_RE = re.compile(r"\\(\\|x[0-9A-Fa-f]{2})")
@@ -100,6 +102,17 @@ def _decode_name(part: str) -> bytes:
 def decode_source(source: str) -> bytes:
     """The exact relative path bytes a source was made from (inverse of :func:`encode_source`)."""
     return b"/".join(_decode_name(part) for part in source.split("/"))
+
+
+def printable_text(text: str) -> str:
+    """A message safe to store and print: undecodable bytes (lone surrogates, e.g. from a path in an OS error)
+    become ``\\xHH``; everything else is kept."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return "".join(
+        f"\\x{ord(ch) - 0xDC00:02X}" if "\udc80" <= ch <= "\udcff" else ("\ufffd" if "\ud800" <= ch <= "\udfff" else ch)
+        for ch in text
+    )
 
 
 def display_path(path: str | bytes | os.PathLike[str]) -> str:

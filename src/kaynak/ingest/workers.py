@@ -86,6 +86,7 @@ class ParseTask:
     options: Any
     chunk_size: int
     chunk_overlap: int
+    call: str | None = None  # "module:function(task)" run instead of parse_file: fault injection for tests
 
 
 @dataclass
@@ -188,6 +189,15 @@ def _warnings(found: list[str], caught: list[warnings.WarningMessage], chatter: 
     return found
 
 
+def _function(call: str | None) -> Any:
+    if call is None:
+        return parse_file
+    import importlib
+
+    module, _, name = call.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def _worker_main(conn: Any, memory_bytes: int) -> None:
     """A worker process: limit memory, capture stray output, then parse tasks until told to stop."""
     import resource
@@ -217,7 +227,7 @@ def _worker_main(conn: Any, memory_bytes: int) -> None:
             return
         fatal = False
         try:
-            result: Parsed | ParseFailure = parse_file(task)
+            result: Parsed | ParseFailure = _function(task.call)(task)
         except MemoryError:
             result = ParseFailure("memory")
             fatal = True

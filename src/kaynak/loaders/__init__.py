@@ -147,9 +147,26 @@ def load(path: str | Path, *, max_bytes: int | None = None, options: LoadOptions
     except Exception as err:  # a bug or an input no loader anticipated: still name the file
         raise CorruptFile(path, f"could not be read ({type(err).__name__}: {err})") from err
     doc.pages = [_scrub(p) for p in doc.pages]
-    if not any(p.text.strip() for p in doc.pages):
-        raise NoText(path, "no text")
+    if not any(has_visible_text(p.text) for p in doc.pages):
+        raise NoText(path, "no text (only whitespace or invisible characters)")
     return doc
+
+
+def has_visible_text(text: str) -> bool:
+    """Does ``text`` hold anything a person can see (not only spaces, format characters or combining marks)?"""
+    import unicodedata
+
+    for ch in text:
+        if ch.isalnum():
+            return True
+        if ch.isspace():
+            continue
+        if unicodedata.category(ch) not in _INVISIBLE:
+            return True
+    return False
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp"})
 
 
 def _empty(data: bytes) -> bool:

@@ -17,7 +17,9 @@ from .normalize import collapse_whitespace, normalize_text
 
 SECTION_SEPARATOR = " › "
 MAX_SECTION_TITLE = 200
+MAX_SECTION_PATH = 600  # a section path is stored with every chunk and embedded with it
 MAX_TITLE = 300
+MAX_METADATA_ITEMS = 2000  # values kept from front matter or document properties, in all
 
 
 def read_limited(path: Path, max_bytes: int | None) -> bytes:
@@ -85,13 +87,17 @@ class TextBuilder:
         title = collapse_whitespace(text)
         if not title:
             return
-        self.headings.append((level, title))
+        if len(self.headings) < 10_000:
+            self.headings.append((level, title[:MAX_TITLE]))
         self._close(self._length)
         while self._stack and self._stack[-1][0] >= level:
             self._stack.pop()
         self._stack.append((level, title[:MAX_SECTION_TITLE]))
         start = self._append(title, "\n\n")
-        self._open = (start, SECTION_SEPARATOR.join(t for _, t in self._stack))
+        path = SECTION_SEPARATOR.join(t for _, t in self._stack)
+        if len(path) > MAX_SECTION_PATH:
+            path = "…" + path[-(MAX_SECTION_PATH - 1) :]
+        self._open = (start, path)
 
     def _close(self, end: int) -> None:
         if self._open is not None:
@@ -105,10 +111,20 @@ class TextBuilder:
         return "".join(self._parts), self._sections
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
-    """A JSON-serialisable copy of ``value`` (dates → ISO strings, bytes → text, others → str)."""
+def json_safe(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """A JSON-serialisable copy of ``value`` (dates → ISO strings, bytes → text, others → str).
+
+    Bounded: at most 20 levels deep and MAX_METADATA_ITEMS values in all (the rest is dropped), strings of at most
+    10,000 characters, so a shared-reference structure (a YAML alias bomb) cannot blow up into billions of nodes."""
+    if budget is None:
+        budget = [MAX_METADATA_ITEMS]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
     if depth > 20:
-        return str(value)
+        return str(value)[:1000]
+    if isinstance(value, str) and len(value) > 10_000:
+        value = value[:10_000] + "…"
     if value is None or isinstance(value, bool | int | str):
         return normalize_text(value, keep_layout=True) if isinstance(value, str) else value
     if isinstance(value, float):
@@ -118,10 +134,20 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if isinstance(value, bytes):
         return normalize_text(value.decode("utf-8", errors="replace"), keep_layout=True)
     if isinstance(value, dict):
-        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if budget[0] <= 0:
+                break
+            out[str(k)[:200]] = json_safe(v, depth + 1, budget)
+        return out
     if isinstance(value, list | tuple | set | frozenset):
-        return [json_safe(v, depth + 1) for v in value]
-    return str(value)
+        items: list[Any] = []
+        for v in value:
+            if budget[0] <= 0:
+                break
+            items.append(json_safe(v, depth + 1, budget))
+        return items
+    return str(value)[:1000]
 
 
 _FILE_NAME_RE = re.compile(r"\.(docx?|pdf|tex|dvi|rtf|odt|indd|qxd|wpd|txt|html?|pptx?|xlsx?|ps|eps)$", re.I)
@@ -172,4 +198,16 @@ def first_line_title(text: str, max_len: int = 150) -> str | None:
 
 
 def stem_title(path: Path) -> str:
-    return path.stem or path.name
+    """The file name without extension, readable: a name that is not UTF-8 is read as Windows-1254 (old Turkish
+    archives), and bytes that fit neither show as U+FFFD; never a lone surrogate (PostgreSQL could not store it)."""
+    import os
+
+    raw = os.fsencode(path.stem or path.name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("cp1254")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+    return collapse_whitespace(text)[:MAX_TITLE] or "untitled"

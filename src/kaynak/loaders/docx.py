@@ -22,7 +22,15 @@ from typing import Any
 from kaynak.errors import CorruptFile
 from kaynak.types import LoadedDocument, Page
 
-from .common import TextBuilder, collapse_whitespace, first_line_title, json_safe, meaningful_title, stem_title
+from .common import (
+    MAX_TITLE,
+    TextBuilder,
+    collapse_whitespace,
+    first_line_title,
+    json_safe,
+    meaningful_title,
+    stem_title,
+)
 
 MAX_MEMBERS = 10_000
 MAX_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
@@ -213,7 +221,7 @@ class _Body:
         level = _paragraph_level(p, self.styles)
         if level is not None and text.strip():
             if level == 0 and self.first_title is None:
-                self.first_title = collapse_whitespace(text)
+                self.first_title = collapse_whitespace(text)[:MAX_TITLE]
             self.builder.heading(level, text)
         else:
             self.builder.block(text)

@@ -23,7 +23,7 @@ from kaynak.errors import CorruptFile
 from kaynak.types import LoadedDocument, Page
 
 from .common import TextBuilder, collapse_whitespace, meaningful_title, stem_title
-from .normalize import decode_with_encoding
+from .normalize import NotText, clean_decoded, decode_text
 
 MAX_DEPTH = 512
 
@@ -82,20 +82,24 @@ def declared_charset(data: bytes) -> str | None:
         return None
 
 
-def decode_html(data: bytes) -> tuple[str, str, str | None]:
-    """``(text, encoding used, warning)``: BOM first, then the declared charset, then the fallback chain."""
+def decode_html(data: bytes) -> tuple[str, str, list[str]]:
+    """``(text, encoding used, warnings)``: BOM first, then the declared charset, then ``decode_text``.
+
+    Raises NotText for bytes that are text in no encoding kaynak reads (and declare none that fits)."""
     if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text, encoding = decode_with_encoding(data)
-        return text, encoding, None
+        d = decode_text(data)
+        return d.text, d.encoding, d.warnings
     charset = declared_charset(data)
     if charset is not None and not charset.startswith(("utf-16", "utf-32")):
         try:
-            return data.decode(charset), charset, None
+            d = clean_decoded(data.decode(charset), charset, [])
+            return d.text, d.encoding, d.warnings
         except UnicodeDecodeError:
-            text, encoding = decode_with_encoding(data)
-            return text, encoding, f"declared charset {charset} does not fit the bytes; read as {encoding}"
-    text, encoding = decode_with_encoding(data)
-    return text, encoding, None
+            d = decode_text(data)
+            return d.text, d.encoding, [f"declared charset {charset} does not fit the bytes; read as {d.encoding}",
+                                        *d.warnings]
+    d = decode_text(data)
+    return d.text, d.encoding, d.warnings
 
 
 def limit_nesting(html: str, max_depth: int = MAX_DEPTH) -> tuple[str, bool]:
@@ -275,8 +279,10 @@ class _Extractor:
 
 
 def load_html(path: Path, data: bytes) -> LoadedDocument:
-    markup, encoding, warning = decode_html(data)
-    warnings = [warning] if warning else []
+    try:
+        markup, encoding, warnings = decode_html(data)
+    except NotText as err:
+        raise CorruptFile(path, str(err)) from None
     markup, flattened = limit_nesting(markup)
     if flattened:
         warnings.append(f"markup nested deeper than {MAX_DEPTH} levels was flattened")

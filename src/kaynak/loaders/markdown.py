@@ -17,10 +17,11 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from kaynak.errors import CorruptFile
 from kaynak.types import LoadedDocument, Page
 
 from .common import TextBuilder, json_safe, meaningful_title, stem_title
-from .normalize import decode_with_encoding
+from .normalize import NotText, decode_text
 
 _FRONT_MATTER_RE = re.compile(r"\A(?:---|\+\+\+)[ \t]*\n")
 _MDX_COMMENT_RE = re.compile(r"\{/\*.*?\*/\}", re.S)
@@ -48,15 +49,33 @@ def split_front_matter(text: str) -> tuple[str | None, str | None, str]:
     return ("yaml" if fence == "---" else "toml"), raw, body
 
 
+#: Front matter longer than this is not parsed (it is metadata, not a document).
+MAX_FRONT_MATTER = 64 * 1024
+
+
+def _safe_yaml(raw: str) -> Any:
+    """YAML with the safe loader, refusing aliases (``*name``): expanding them is how a "billion laughs" bomb
+    turns a few hundred bytes into billions of nodes."""
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("it uses YAML aliases (*name), which kaynak does not expand")
+            return super().compose_node(parent, index)
+
+    return yaml.load(raw, Loader=NoAliases)  # a SafeLoader subclass
+
+
 def _parse_front_matter(kind: str, raw: str) -> tuple[dict[str, Any], str | None]:
     """The front matter as a dict, and a warning when it cannot be read."""
+    if len(raw) > MAX_FRONT_MATTER:
+        return {}, f"front matter of {len(raw)} characters is over the {MAX_FRONT_MATTER} limit; kept out of the text"
     try:
         if kind == "toml":
             data: Any = tomllib.loads(raw)
         else:
-            import yaml
-
-            data = yaml.safe_load(raw) if raw.strip() else {}
+            data = _safe_yaml(raw) if raw.strip() else {}
     except Exception as err:  # malformed front matter is the author's problem, not a reason to drop the file
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         return {}, f"front matter could not be parsed ({first}); kept out of the text"
@@ -182,9 +201,13 @@ def _render(tokens: list[Token], builder: TextBuilder) -> None:
 
 
 def load_markdown(path: Path, data: bytes) -> LoadedDocument:
-    text, encoding = decode_with_encoding(data)
+    try:
+        decoded = decode_text(data)
+    except NotText as err:
+        raise CorruptFile(path, str(err)) from None
+    text, encoding = decoded.text, decoded.encoding
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    warnings: list[str] = []
+    warnings: list[str] = list(decoded.warnings)
     kind, raw_front, body = split_front_matter(text)
     front: dict[str, Any] = {}
     if kind is not None and raw_front is not None:

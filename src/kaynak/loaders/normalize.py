@@ -1,8 +1,14 @@
-"""Text clean-up shared by every loader: byte decoding with a Turkish-aware fallback chain, and normalisation.
+"""Text clean-up shared by every loader: byte decoding that does not guess wildly, and normalisation.
 
-``decode_bytes`` turns raw bytes into text: a byte-order mark decides first (UTF-8, UTF-16, UTF-32), then strict
-UTF-8, then UTF-16 without a mark when the NUL pattern leaves no doubt, and finally Windows-1254 (Turkish), which
-also reads Windows-1252 English text correctly apart from six letters.
+``decode_text`` turns the bytes of a text file into text and says what it did (docs/adr/0009-ingest-isolation.md):
+a byte-order mark decides first (UTF-8, UTF-16, UTF-32); then strict UTF-8; then UTF-8 with a few stray bytes
+dropped, when the rest is clearly UTF-8 (real multi-byte letters, at most 0.1 % bad bytes); then UTF-16 without a
+mark when the NUL pattern leaves no doubt; then Windows-1254 (Turkish; it also reads Windows-1252 English) only
+when the result is plausibly Turkish or Western text (no undefined bytes, letters mostly ASCII, hardly any
+control characters). Anything else raises ``NotText``: "not text (unknown encoding or binary)". NUL bytes are
+dropped (not replaced, so ``İstan\x00bul`` stays one word) and other control characters removed, each with a
+warning. ``decode_bytes`` / ``decode_with_encoding`` keep the older never-failing behaviour for callers that
+need some text whatever the bytes.
 
 ``normalize_text`` makes any extracted text safe and uniform: NFC, typographic ligatures expanded (NFC keeps
 ``ﬁ``), control characters, NUL, lone surrogates and invisible format characters removed (PostgreSQL text can hold
@@ -18,9 +24,13 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 __all__ = [
+    "Decoded",
+    "NotText",
     "decode_bytes",
+    "decode_text",
     "decode_with_encoding",
     "expand_ligatures",
     "normalize_text",
@@ -81,6 +91,108 @@ def decode_with_encoding(data: bytes) -> tuple[str, str]:
         return data.decode("cp1254"), "cp1254"
     except UnicodeDecodeError:
         return data.decode("cp1254", errors="replace"), "cp1254+replace"
+
+
+class NotText(ValueError):
+    """The bytes are not text in any encoding kaynak reads (or they are binary)."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("not text (unknown encoding or binary)" + (f": {detail}" if detail else ""))
+
+
+@dataclass
+class Decoded:
+    text: str
+    encoding: str
+    warnings: list[str] = field(default_factory=list)
+
+
+# Bytes Windows-1254 leaves undefined: a file holding them is not Windows-1254 text.
+_CP1254_UNDEFINED = re.compile(b"[\x81\x8d\x8e\x8f\x90\x9d\x9e]")
+# Control characters a text file should not hold (tab, newlines, form feed and vertical tab are layout).
+_CONTROL_RE = re.compile("[\x01-\x08\x0e-\x1f\x7f\x80-\x84\x86-\x9f]")
+_TURKISH_LETTERS = frozenset("çğıöşüâîûÇĞİÖŞÜÂÎÛ")
+_NON_ASCII_PUNCT = frozenset("„“”‘’‚‹›–—…«»°§·´¨ªº²³¹½¼¾×÷©®™€£¥¢¿¡¶µ¦¬±‰†‡•ˆ˜¤¯¸\u00a0")
+
+
+def _plausible_western(text: str) -> bool:
+    """Does Windows-1254 decoded text read like Turkish or Western text (not Cyrillic, CJK or binary)?"""
+    letters = ascii_letters = turkish = odd = controls = 0
+    for ch in text:
+        if ch.isascii():
+            if ch.isalpha():
+                letters += 1
+                ascii_letters += 1
+            elif ch < " " and ch not in "\t\n\r\x0b\x0c":
+                controls += 1
+        elif ch.isalpha():
+            letters += 1
+            turkish += ch in _TURKISH_LETTERS
+        elif ch not in _NON_ASCII_PUNCT:
+            odd += 1
+    n = max(len(text), 1)
+    other = letters - ascii_letters
+    # Western text has few non-ASCII letters, Turkish ~5-10 % and nearly all of them from its own alphabet;
+    # Cyrillic or Greek read as Windows-1254 gives mostly non-ASCII letters, few of them Turkish.
+    return (
+        letters > 0
+        and (ascii_letters >= 0.7 * letters or turkish >= 0.9 * other)
+        and odd <= 0.01 * n
+        and controls <= 0.001 * n + 1
+    )
+
+
+def clean_decoded(text: str, encoding: str, warnings: list[str]) -> Decoded:
+    """Drop NUL bytes and remove control characters, with a warning for each kind."""
+    nul = text.count("\x00")
+    if nul:
+        if nul > 0.1 * len(text):
+            raise NotText(f"{nul} NUL bytes")
+        text = text.replace("\x00", "")
+        warnings.append(f"{nul} NUL byte{'s' if nul > 1 else ''} dropped")
+    controls = len(_CONTROL_RE.findall(text))
+    if controls:
+        text = _CONTROL_RE.sub("", text)
+        warnings.append(f"{controls} control character{'s' if controls > 1 else ''} removed")
+    return Decoded(text, encoding, warnings)
+
+
+def decode_text(data: bytes) -> Decoded:
+    """Decode the bytes of a text file, or raise NotText; see the module docstring for the order of choices."""
+    warnings: list[str] = []
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom) :]
+            name = encoding + ("-sig" if encoding == "utf-8" else "")
+            try:
+                return clean_decoded(body.decode(encoding), name, warnings)
+            except UnicodeDecodeError:
+                text = body.decode(encoding, errors="ignore")
+                warnings.append(f"some bytes are not valid {encoding.upper()} and were dropped")
+                return clean_decoded(text, name, warnings)
+    try:
+        return clean_decoded(data.decode("utf-8"), "utf-8", warnings)
+    except UnicodeDecodeError:
+        pass
+    loose = data.decode("utf-8", errors="surrogateescape")
+    bad = sum(1 for ch in loose if "\udc80" <= ch <= "\udcff")
+    multibyte = sum(1 for ch in loose if ch > "\x7f") - bad
+    if multibyte >= 1 and bad <= max(2, len(data) // 1000) and multibyte >= bad:
+        text = "".join(ch for ch in loose if not "\udc80" <= ch <= "\udcff")
+        warnings.append(f"{bad} byte{'s' if bad > 1 else ''} that {'are' if bad > 1 else 'is'} not valid UTF-8 dropped")
+        return clean_decoded(text, "utf-8", warnings)
+    utf16 = _utf16_without_bom(data)
+    if utf16 is not None:
+        try:
+            return clean_decoded(data.decode(utf16), utf16, warnings)
+        except UnicodeDecodeError:
+            pass
+    if data.count(0) > 0.01 * len(data) or _CP1254_UNDEFINED.search(data):
+        raise NotText()
+    text = data.decode("cp1254")
+    if not _plausible_western(text):
+        raise NotText()
+    return clean_decoded(text, "cp1254", warnings)
 
 
 def decode_bytes(data: bytes) -> str:

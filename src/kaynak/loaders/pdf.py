@@ -237,9 +237,12 @@ def order_lines(lines: list[Line]) -> list[Line]:
     head: list[int] = []
     tail: list[int] = []
     middle: list[int] = []
+    # The highest top and lowest bottom among the *other* runs, from the two extremes (linear, not quadratic).
+    by_top = sorted(range(len(runs)), key=lambda j: -tops[j])[:2]
+    by_bottom = sorted(range(len(runs)), key=lambda j: bottoms[j])[:2]
     for i in range(len(runs)):
-        others_top = max((t for j, t in enumerate(tops) if j != i), default=tops[i])
-        others_bottom = min((b for j, b in enumerate(bottoms) if j != i), default=bottoms[i])
+        others_top = tops[by_top[1]] if by_top[0] == i else tops[by_top[0]]
+        others_bottom = bottoms[by_bottom[1]] if by_bottom[0] == i else bottoms[by_bottom[0]]
         if bottoms[i] > others_top + 1:
             head.append(i)
         elif tops[i] < others_bottom - 1:
@@ -318,6 +321,13 @@ def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int
                         if str(p + 1 + offset) in nums and len(lines[i].text) <= 70:
                             removed[p].add(i)
 
+    # Never empty a page that had text other than page numbers: what would be left of it is its content (a
+    # 2,000-page PDF with one line per page repeats that line's shape on every page, yet it is the text).
+    for p, lines in enumerate(pages):
+        if lines and len(removed[p]) == len(lines):
+            numbers = {i for i, ln in enumerate(lines) if _PAGE_NUMBER_RE.match(ln.text)}
+            if len(numbers) < len(lines):
+                removed[p] = numbers
     out = [[ln for i, ln in enumerate(lines) if i not in removed[p]] for p, lines in enumerate(pages)]
     return out, sum(len(r) for r in removed)
 
@@ -665,6 +675,7 @@ def load_pdf(
     failed: list[int] = []
     pages_lines: list[list[Line]] = []
     first_error = ""
+    found_text = False  # pypdf reported some visible text somewhere
     for i in range(n_pages):
         fragments: list[str] = []
         try:
@@ -682,6 +693,7 @@ def load_pdf(
             continue
         if raw_pages is not None:
             raw_pages.append("".join(fragments))
+        found_text = found_text or any(f.strip() for f in fragments)
         pages_lines.append(_prepare(raw, width, left))
     if len(failed) == n_pages:
         raise CorruptFile(path, f"corrupt PDF: no page could be read ({first_error})")
@@ -704,6 +716,8 @@ def load_pdf(
 
     empty = [p.number for p in pages if not p.text and p.number not in failed]
     if not any(p.text for p in pages):
+        if found_text:
+            raise NoText(path, "the text in this PDF is made only of invisible or control characters")
         raise NoText(path, NO_TEXT_LAYER)
     if empty:
         listed = ", ".join(map(str, empty[:20])) + (" …" if len(empty) > 20 else "")

@@ -1,4 +1,4 @@
-"""Plain-text loader: one page per form-feed page, with the UTF-8 / UTF-16 / Windows-1254 fallback chain.
+"""Plain-text loader: one page per form-feed page; bytes decoded by ``decode_text`` (UTF-8, UTF-16, Windows-1254).
 
 Every newline convention (CRLF, CR, LF, mixed) becomes ``\\n``. A form feed starts a new page; an empty page keeps
 its number (so page N is still the N-th form-feed page) and a trailing form feed adds no page. Lines are kept as
@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from kaynak.errors import CorruptFile
 from kaynak.types import LoadedDocument, Page
 
 from .common import first_line_title, stem_title
-from .normalize import decode_with_encoding, normalize_text
+from .normalize import NotText, decode_text, normalize_text
 
 _NEWLINES_RE = re.compile("\r\n|\r")
 
@@ -29,16 +30,18 @@ def _newline_style(text: str) -> str:
 
 
 def load_text(path: Path, data: bytes) -> LoadedDocument:
-    raw, encoding = decode_with_encoding(data)
+    try:
+        decoded = decode_text(data)
+    except NotText as err:
+        raise CorruptFile(path, str(err)) from None
+    raw, encoding = decoded.text, decoded.encoding
     newline_style = _newline_style(raw)
     raw = _NEWLINES_RE.sub("\n", raw)
     chunks = raw.split("\f")
     while len(chunks) > 1 and not chunks[-1].strip():
         chunks.pop()  # a trailing form feed (or several) ends the last page, it does not open a new one
     pages = [Page(number=i + 1, text=normalize_text(chunk)) for i, chunk in enumerate(chunks)]
-    warnings: list[str] = []
-    if encoding.endswith("+replace"):
-        warnings.append(f"some bytes are not valid {encoding.split('+')[0]} and were replaced by U+FFFD")
+    warnings = list(decoded.warnings)
     first_text = next((p.text for p in pages if p.text), "")
     metadata = {"format": "text", "encoding": encoding, "newlines": newline_style, "page_count": len(pages)}
     return LoadedDocument(
