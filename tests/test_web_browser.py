@@ -495,6 +495,71 @@ def test_api_problem_is_shown(en: Any, collection: str) -> None:
     shot(en, "api-error")
 
 
+def test_filters_under_more(en: Any, collection: str) -> None:
+    css(en, "#more summary").click()
+    assert css(en, "#mode").is_displayed()
+    Select = __import__("selenium.webdriver.support.ui", fromlist=["Select"]).Select
+    Select(css(en, "#mode")).select_by_value("keyword")
+    css(en, "#glob").send_keys("*.html")
+    hits = search(en, "hyphenation word", collection)
+    sources = {h.find_element("css selector", "h3 a").text for h in hits}
+    assert sources and all(s.endswith(".html") for s in sources), sources
+    assert "mode=keyword" in en.current_url and "glob=" in en.current_url
+    css(en, "#glob").clear()
+    css(en, "#prefix").send_keys("uyarili/")
+    hits = search(en, "asansör bakımı", collection)
+    assert {h.find_element("css selector", "h3 a").text for h in hits} == {"uyarili/rapor.txt"}
+    css(en, "#prefix").clear()
+    css(en, "#meta").send_keys("no_such_key=1")
+    search(en, "asansör bakımı", collection)
+    assert not css_all(en, "#results > li") and css(en, "#status").text.startswith("No results")
+    css(en, "#meta").clear()
+
+
+def test_read_token_asked_once_per_session(browsers: Callable[[str], Any], ctx: Context, collection: str) -> None:
+    reader = Context(load_settings(data_dir=ctx.settings.data_dir, database_url=ctx.settings.database_url,
+                                   embedder="hash", api_token=TOKEN, read_token="reader-token"))
+    driver = browsers("en-US,en")
+    try:
+        with running(make_app(reader)) as url:
+            driver.get(url + "/")
+            driver.execute_script("sessionStorage.clear()")
+            driver.get(url + "/")
+            wait(driver, lambda d: css(d, "#token-view").is_displayed())
+            assert not css(driver, "#search-view").is_displayed()
+            assert "KAYNAK_READ_TOKEN" in css(driver, "#token-why").text
+            assert not css(driver, "#token-cancel").is_displayed()
+            shot(driver, "read-token")
+            css(driver, "#token-input").send_keys("nope\n")
+            wait(driver, lambda d: css(d, "#token-error").text)
+            field = css(driver, "#token-input")
+            field.clear()
+            field.send_keys("reader-token\n")
+            wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+            assert css(driver, "#search-view").is_displayed()
+            assert not css(driver, "#write-on").is_displayed()  # a read token does not enable writes
+            hits = search(driver, QUESTION_TR, collection)
+            assert hits and hits[0].find_elements("css selector", "blockquote mark.term")
+            driver.refresh()  # same tab, same session: not asked again
+            wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+            assert not css(driver, "#token-view").is_displayed()
+            assert driver.execute_script("return document.cookie") == ""
+            # with a token, the PDF opens through a blob URL at the page (a link cannot send the header)
+            hits = search(driver, QUESTION_TR, collection)
+            main = driver.current_window_handle
+            hits[0].find_element("css selector", "h3 a").click()
+            wait(driver, lambda d: len(d.window_handles) > 1)
+            driver.switch_to.window(next(h for h in driver.window_handles if h != main))
+            try:
+                wait(driver, lambda d: d.current_url.startswith("blob:") and "#page=" in d.current_url)
+            finally:
+                driver.close()
+                driver.switch_to.window(main)
+            driver.execute_script("sessionStorage.clear()")
+    finally:
+        reader.close()
+
+
 def test_phone_width_and_keyboard(tr: Any, collection: str) -> None:
     from selenium.webdriver.common.keys import Keys
 
