@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
 from kaynak import backup as backups
@@ -57,7 +58,7 @@ def other_db(database_url: str) -> Iterator[str]:
     name = "restore_" + uuid.uuid4().hex[:8]
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    yield database_url.replace("/kaynak?", f"/{name}?", 1)
+    yield make_conninfo(database_url, dbname=name)
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 

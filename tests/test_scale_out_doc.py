@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from kaynak.store import Store
 from kaynak.types import Chunk, Page
@@ -34,7 +35,7 @@ def fresh(database_url: str) -> Iterator[str]:
     name = "scale_" + uuid.uuid4().hex[:8]
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    yield database_url.replace("/kaynak?", f"/{name}?", 1)
+    yield make_conninfo(database_url, dbname=name)
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from kaynak.errors import BackupError, UsageError
 from kaynak.store.connections import map_errors, redact
@@ -169,9 +170,7 @@ def restore(url: str, file: Path, *, replace: bool = False, embedded: bool = Fal
 
 def _recreate_database(url: str) -> None:
     """Drop the embedded ``kaynak`` database (closing other sessions) and create it empty again."""
-    admin = url.replace(f"/{DATABASE}?", "/postgres?", 1)
-    if admin == url:
-        raise BackupError(f"cannot tell the embedded database's name from {redact(url)}")
+    admin = make_conninfo(url, dbname="postgres")
     with map_errors("the embedded database"), psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -71,7 +72,9 @@ def first_line(err: BaseException) -> str:
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
+    """The URL (or key=value conninfo) without its password, for messages and logs."""
+    if "://" not in url:
+        return re.sub(r"password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", "password=***", url)
     try:
         from urllib.parse import urlsplit, urlunsplit
 
