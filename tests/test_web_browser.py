@@ -11,6 +11,7 @@ messages; phone width and keyboard use. Screenshots of the main screens go to ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ import pytest
 from kaynak.config import load_settings
 from kaynak.context import Context
 from kaynak.embeddings.hashing import HashEmbedder
+from kaynak.errors import CollectionNotFound
 from kaynak.types import Chunk, Page
 from servers import running
 from webapp import HOSTILE_NAME, ingest_samples, make_app
@@ -409,6 +411,30 @@ def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) 
     css(en, ".tab[data-view=search]").click()
     hits = search(en, "zebercet defteri", collection)
     assert all(h.find_element("css selector", "h3 a").text != "zebercet-notlari.md" for h in hits)
+
+
+def test_upload_a_folder(en: Any, ctx: Context, collection: str, tmp_path: Path) -> None:
+    folder = tmp_path / "klasor"
+    (folder / "alt").mkdir(parents=True)
+    (folder / "a.md").write_text("# Alfa\n\nKuşkonmaz çorbası tarifi.\n", encoding="utf-8")
+    (folder / "alt" / "b.txt").write_text("Kuşkonmaz haziranda toplanır.\n", encoding="utf-8")
+    (folder / "resim.xyz").write_bytes(b"not a document")  # skipped by the page: kaynak does not read it
+    target = "klasor_" + os.urandom(3).hex()
+    en.execute_script("sessionStorage.setItem('kaynak.token', arguments[0])", TOKEN)
+    en.refresh()
+    wait(en, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    try:
+        css(en, ".tab[data-view=upload]").click()
+        css(en, "#up-collection").send_keys(target)
+        css(en, "#up-folder").send_keys(str(folder))
+        css(en, "#up-submit").click()
+        wait(en, lambda d: "2 added" in css(d, "#up-status").text, timeout=60)
+        sources = sorted(d.source for d in ctx.search.list_documents(target))
+        assert sources == ["klasor/a.md", "klasor/alt/b.txt"], sources
+    finally:
+        en.execute_script("sessionStorage.clear()")
+        with contextlib.suppress(CollectionNotFound):  # the upload may have failed before creating it
+            ctx.ingest.delete_collection(target)
 
 
 def test_document_with_script_shows_as_text(tr: Any, collection: str) -> None:
