@@ -11,6 +11,8 @@ message, so the agent sees it and the session goes on):
     class                       meaning                                         HTTP   CLI exit  MCP
     KaynakError                 base class                                      400    1         tool error
     ├── ConfigError             a setting is wrong or missing                   400    1         tool error
+    ├── AuthError               missing, wrong or unconfigured bearer token     401/403 1        (REST only)
+    ├── RequestTooLarge         a request body over its limit                   413    1         (REST only)
     ├── UsageError              a request or argument is invalid                400    2         tool error
     │   └── InvalidQuery        empty query, k out of range, bad mode …         400    2         tool error
     ├── NotFound                                                                404    1         tool error
@@ -72,6 +74,24 @@ class ConfigError(KaynakError):
     """A setting (environment variable, kaynak.toml, flag) is wrong or missing."""
 
     title = "configuration error"
+
+
+class AuthError(KaynakError):
+    """A REST request lacks the bearer token it needs (401), or the token is wrong or writes are off (403)."""
+
+    status = 401
+    title = "not authorised"
+
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RequestTooLarge(KaynakError):
+    """A request body is over its limit (KAYNAK_MAX_UPLOAD_MB for uploads, KAYNAK_MAX_BODY_KB for JSON)."""
+
+    status = 413
+    title = "request too large"
 
 
 class UsageError(KaynakError):

@@ -1,0 +1,80 @@
+"""The ASGI app: ``create_app`` wires the REST routers (``/v1``), the MCP Streamable HTTP endpoint (``/mcp``),
+the middleware and the error handlers; ``serve`` runs it with uvicorn (``kaynak serve``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import Depends, FastAPI
+
+from kaynak import __version__
+from kaynak.context import Context
+
+from .deps import ReadAuth, no_nul_params
+from .limits import UploadLimit
+from .problems import install_handlers
+from .routes import ROUTERS
+
+
+def create_app(context: Context | None = None) -> FastAPI:
+    """The ASGI app: REST under ``/v1``, MCP Streamable HTTP at ``/mcp``, OpenAPI at ``/docs``.
+
+    ``context`` defaults to a new ``Context`` from the environment; the database and models load on first use.
+    """
+    from kaynak.mcp_server import build_mcp
+
+    ctx = context or Context()
+    settings = ctx.settings
+    mcp = build_mcp(lambda: ctx.search)
+    mcp_starlette = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=settings.host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+        if context is None:
+            ctx.close()
+
+    app = FastAPI(
+        title="kaynak",
+        version=__version__,
+        description=(
+            "Search your own documents and quote the passage that answers, with file, page and section.\n\n"
+            "Reads are open (or need `Authorization: Bearer <KAYNAK_READ_TOKEN>` when a read token is set); "
+            "writes need `Authorization: Bearer <KAYNAK_API_TOKEN>`. Errors are RFC 9457 problem+json. "
+            "The MCP Streamable HTTP endpoint is at `/mcp`."
+        ),
+        lifespan=lifespan,
+        dependencies=[Depends(no_nul_params)],
+    )
+    app.state.context = ctx
+
+    # The MCP endpoint: the SDK's own route (with its DNS-rebinding protection on loopback), behind the read token.
+    for route in mcp_starlette.routes:
+        inner = getattr(route, "app", None)
+        if getattr(route, "path", None) == "/mcp" and inner is not None:
+            route.app = ReadAuth(inner, ctx)  # type: ignore[attr-defined]
+        app.router.routes.append(route)
+
+    for router in ROUTERS:
+        app.include_router(router)
+
+    app.add_middleware(UploadLimit, limit_bytes=lambda: int(settings.max_upload_mb * 1_048_576))
+    install_handlers(app)
+    return app
+
+
+def serve(context: Context, host: str | None = None, port: int | None = None, log_level: str = "info") -> None:
+    """Run the app with uvicorn (``kaynak serve``)."""
+    import uvicorn
+
+    app = create_app(context)
+    uvicorn.run(
+        app,
+        host=host or context.settings.host,
+        port=port or context.settings.port,
+        log_level=log_level,
+        proxy_headers=False,
+        server_header=False,
+    )

@@ -1,0 +1,70 @@
+"""Request bodies of the REST API (pydantic models): search requests, filters and new collections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from kaynak.errors import UsageError
+from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, LanguageName, SearchModeName
+
+from .deps import reject_nul
+
+
+class NoNul(BaseModel):
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, v: Any, info: Any) -> Any:
+        try:
+            return reject_nul(v, info.field_name)
+        except UsageError as err:
+            raise ValueError(err.message) from None
+
+
+def parse_collections(v: list[str] | str | None) -> list[str] | str | None:
+    if v is None:
+        return None
+    items = v.split(",") if isinstance(v, str) else v
+    names = [n.strip() for n in items if n and n.strip()]
+    if not names:
+        return None
+    return "*" if names == ["*"] else names
+
+
+class SearchFiltersIn(NoNul):
+    model_config = ConfigDict(extra="forbid")
+
+    source_prefix: str | None = Field(None, max_length=1000, description="Only sources starting with this path.")
+    source_glob: str | None = Field(None, max_length=1000, description="Only sources matching this glob (docs/*.pdf).")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Only documents whose metadata contains this.")
+
+
+class SearchRequest(NoNul):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    q: str = Field(
+        ..., min_length=1, max_length=MAX_QUERY_CHARS, validation_alias=AliasChoices("q", "query"),
+        description="The question or keywords.",
+    )
+    collections: list[str] | str | None = Field(
+        None, description='Collection names (list or comma-separated); omit for the default, "*" for all.'
+    )
+    mode: SearchModeName = "auto"
+    k: int = Field(10, ge=1, le=MAX_K)
+    filters: SearchFiltersIn | None = None
+    rerank: bool | None = Field(None, description="Rerank with the configured cross-encoder; omit for the default.")
+    ranking: KeywordRankingName | None = Field(None, description="Keyword ranking; omit for the setting.")
+
+    @field_validator("collections")
+    @classmethod
+    def _split(cls, v: list[str] | str | None) -> list[str] | str | None:
+        return parse_collections(v)
+
+
+class CollectionIn(NoNul):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(..., min_length=1, max_length=200)
+    language: LanguageName | None = None
+    embedder: str | None = Field(None, max_length=200, description="e5-small | use-m3 | st:<model> | hash")

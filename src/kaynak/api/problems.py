@@ -1,0 +1,96 @@
+"""RFC 9457 ``application/problem+json``: the one shape every error of the REST API takes, and its handlers.
+
+``problem`` builds a response from a status, title and detail; ``install_handlers`` maps a ``KaynakError`` (its
+``status``, ``title``, message and ``retry_after``), request validation errors (422), Starlette's HTTP errors
+(404, 405 with ``Allow``, 413) and anything unexpected (500, logged, no internals in the answer) onto it.
+``send_problem`` is the same answer for ASGI middleware that refuses a request before the app runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Send
+
+from kaynak.errors import KaynakError, RequestTooLarge
+
+log = logging.getLogger("kaynak.api")
+
+PROBLEM = "application/problem+json"
+
+
+def problem(
+    status: int, title: str, detail: str, instance: str | None = None, headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """A problem+json response; 401 answers carry ``WWW-Authenticate``."""
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    if instance:
+        body["instance"] = instance
+    body.update({k: v for k, v in extra.items() if v is not None})
+    all_headers = dict(headers or {})
+    if status == 401:
+        all_headers["WWW-Authenticate"] = 'Bearer realm="kaynak"'
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=all_headers or None)
+
+
+def error_response(err: KaynakError, instance: str | None = None) -> JSONResponse:
+    """The problem+json answer for a KaynakError (``Retry-After`` when retrying may help)."""
+    extra: dict[str, Any] = {"field": getattr(err, "field", None)}
+    if hasattr(err, "path"):
+        extra["file"] = err.path
+    headers = {"Retry-After": str(err.retry_after)} if err.retry_after else None
+    return problem(err.status, err.title, err.message, instance, headers=headers, **extra)
+
+
+async def send_problem(
+    send: Send, status: int, title: str, detail: str, instance: str | None, headers: dict[str, str] | None = None
+) -> None:
+    """Answer with a problem straight from ASGI middleware (before the app has read anything)."""
+    response = problem(status, title, detail, instance, headers=headers)
+    await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Every error the app can raise becomes problem+json."""
+
+    @app.exception_handler(KaynakError)
+    async def _kaynak_error(request: Request, err: KaynakError) -> JSONResponse:
+        return error_response(err, request.url.path)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in err.errors()
+        ]
+        detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
+        return problem(422, "invalid request", detail, request.url.path, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        cause = err.__cause__ or err.__context__
+        if isinstance(cause, KaynakError):  # raised while FastAPI read the body (a size limit, say)
+            return error_response(cause, request.url.path)
+        titles = {404: "not found", 405: "method not allowed", 413: "request too large"}
+        detail = str(err.detail) if err.detail else titles.get(err.status_code, "error")
+        if err.status_code == 404 and detail == "Not Found":
+            detail = f"no such endpoint {request.method} {request.url.path}; see /docs for the API"
+        headers = dict(err.headers or {})
+        return problem(err.status_code, titles.get(err.status_code, "error"), detail, request.url.path,
+                       headers=headers or None)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, err: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return problem(500, "internal error", f"unexpected {type(err).__name__}; see the server log",
+                       request.url.path)
+
+
+__all__ = ["PROBLEM", "RequestTooLarge", "error_response", "install_handlers", "problem", "send_problem"]

@@ -1,0 +1,9 @@
+"""The REST routers under ``/v1``, one module per resource: search, collections, documents (and chunks), health."""
+
+from __future__ import annotations
+
+from . import collections, documents, health, search
+
+ROUTERS = [search.router, collections.router, documents.router, health.router]
+
+__all__ = ["ROUTERS"]

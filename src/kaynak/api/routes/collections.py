@@ -1,0 +1,40 @@
+"""``/v1/collections``: list, create, show and delete collections (writes need the API token)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from kaynak.context import Context
+
+from ..deps import Read, Write, get_context
+from ..models import CollectionIn
+
+router = APIRouter(prefix="/v1", tags=["collections"])
+Ctx = Annotated[Context, Depends(get_context)]
+
+
+@router.get("/collections", dependencies=[Read])
+def collections_list(ctx: Ctx) -> dict[str, Any]:
+    """All collections with language, embedder, dimension and document / chunk counts."""
+    return {"collections": [c.to_dict() for c in ctx.search.list_collections()]}
+
+
+@router.post("/collections", dependencies=[Write], status_code=201)
+def collections_create(body: CollectionIn, ctx: Ctx) -> dict[str, Any]:
+    """Create an empty collection (needs the API token). 409 if it exists."""
+    return ctx.ingest.create_collection(body.name, body.language, body.embedder).to_dict()
+
+
+@router.get("/collections/{name}", dependencies=[Read])
+def collections_get(name: str, ctx: Ctx) -> dict[str, Any]:
+    """One collection with its counts."""
+    return ctx.search.get_collection(name).to_dict()
+
+
+@router.delete("/collections/{name}", dependencies=[Write])
+def collections_delete(name: str, ctx: Ctx) -> dict[str, Any]:
+    """Delete a collection with all its documents (needs the API token)."""
+    ctx.ingest.delete_collection(name)
+    return {"deleted": name}
