@@ -158,7 +158,10 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8, help="client threads per serve process")
     ap.add_argument("--embedder", default="hash")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--quick", action="store_true", help="300 documents, 5 s per scenario (a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.docs, args.seconds = min(args.docs, 300), min(args.seconds, 5.0)
 
     print(f"CPU: {cpu_flags()}, {os.cpu_count()} cores (shared with other work: numbers are noisy)")
     docs, queries = load_corpus(args.docs)
@@ -218,6 +221,10 @@ def main() -> None:
         r["rps_vs_one_process"] = round(r["rps"] / base, 2)
     print("requests/s relative to one process:", ", ".join(f"{r['scenario']}: {r['rps_vs_one_process']}x"
                                                            for r in results))
+    for r in results:  # for benchmarks/run.py's combined table
+        for metric, unit in (("rps", "req/s"), ("p95_ms", "ms")):
+            print("BENCH_RESULT " + json.dumps({"item": r["scenario"], "metric": metric, "value": r[metric],
+                                                "unit": unit}))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
