@@ -116,6 +116,47 @@ def test_usage_errors_exit_2_and_conflicts_exit_1(env: dict[str, str], tmp_path:
     assert res.exit_code == 1 and "no-such-model" in res.stderr
 
 
+def test_partial_skipped_and_failed_are_counted_and_listed(
+    env: dict[str, str], store: Store, tmp_path: Path, unique_name: str
+) -> None:
+    runner = CliRunner()
+    make_files(tmp_path, 2, paragraphs=1)
+    (tmp_path / "nul.md").write_bytes(b"# Nul\n\nThe river\x00side market opens at nine in the morning.\n")
+    (tmp_path / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    os.symlink("/etc/hostname", tmp_path / "out.md")
+    res = runner.invoke(app, ["ingest", str(tmp_path), "-c", unique_name, "--language", "english"])
+    assert res.exit_code == 1, res.output
+    assert "2 added, 0 updated, 0 unchanged, 1 partial, 0 removed, 1 failed, 1 skipped" in res.stdout
+    assert "partial: nul.md: 1 NUL byte dropped" in res.stderr
+    assert "failed: binary.txt: not text (unknown encoding or binary)" in res.stderr
+    assert "skipped: out.md: symbolic link to /etc/hostname" in res.stderr
+    res = runner.invoke(app, ["documents", "show", "nul.md", "-c", unique_name, "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == ["1 NUL byte dropped"]
+    res = runner.invoke(app, ["ingest", str(tmp_path), "-c", unique_name, "--json"])
+    report = json.loads(res.stdout)
+    assert res.exit_code == 1 and report["partial"] == ["nul.md"] and report["ok"] is False
+    assert report["warnings"] == [{"source": "nul.md", "warning": "1 NUL byte dropped"}]
+
+
+def test_internal_error_exits_3_names_the_file_and_prints_the_report(
+    env: dict[str, str], tmp_path: Path, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = make_files(tmp_path, 3, paragraphs=1)
+    real = Store.replace_document
+
+    def broken(self: Store, collection, source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if source == sources[1]:
+            raise ZeroDivisionError("a bug")
+        return real(self, collection, source, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "replace_document", broken)
+    res = CliRunner().invoke(app, ["ingest", str(tmp_path), "-c", unique_name, "--language", "english"])
+    assert res.exit_code == 3, res.output
+    assert f"internal error while processing {sources[1]}: ZeroDivisionError: a bug" in res.stderr
+    assert "this is a bug in kaynak" in res.stderr and "Traceback" in res.stderr
+    assert f"{unique_name}: " in res.stdout and "added" in res.stdout  # the report of what was done
+
+
 # ------------------------------------------------------------------------------------------------ processes
 def test_two_processes_at_once_end_like_one(
     env: dict[str, str], store: Store, tmp_path: Path, unique_name: str

@@ -430,3 +430,114 @@ def test_concurrent_ingests_in_threads_end_like_one(
     assert all(r.ok for r in reports)
     assert sorted(reports[0].added + reports[1].added) == sources  # each document added exactly once
     check_store_matches(store, unique_name, tmp_path, sources)
+
+
+# ------------------------------------------------------------------------------------------------ issue 11
+def test_file_names_as_bytes_get_reversible_printable_sources(
+    service: IngestService, store: Store, tmp_path: Path, unique_name: str
+) -> None:
+    from kaynak.ingest import decode_source, encode_source
+
+    names = [b"\xdeubat raporu.md", b"rapor\x81\x8d.md", b"two\nlines.md", "İstanbul.md".encode(), b"a\\b.md"]
+    root = os.fsencode(tmp_path)
+    for i, raw in enumerate(names):
+        with open(os.path.join(root, raw), "wb") as f:
+            f.write(f"# Belge {i}\n\n{TR_TEXT}\n".encode())
+    report = service.ingest([tmp_path], unique_name, language="turkish")
+    assert report.failed == [] and len(report.added) == len(names)
+    assert "\\[cp1254]Şubat raporu.md" in report.added  # the Turkish a person reads, marked as Windows-1254
+    assert {decode_source(s) for s in report.added} == set(names)
+    assert all(encode_source(raw) in report.added for raw in names)
+    col = store.get_collection(unique_name)
+    doc = store.get_document(col, "\\[cp1254]Şubat raporu.md")
+    assert doc.origin is None  # the path is not UTF-8 text, so it cannot be served back
+    assert store.get_document(col, "İstanbul.md").origin == os.path.realpath(tmp_path / "İstanbul.md")
+    again = service.ingest([tmp_path], unique_name)
+    assert sorted(again.unchanged) == sorted(report.added)
+
+
+def test_source_encoding_round_trips_any_bytes() -> None:
+    import random
+
+    from kaynak.ingest import decode_source, encode_source
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        parts = [bytes(rng.choice([b for b in range(1, 256) if b != 0x2F]) for _ in range(rng.randint(1, 12)))
+                 for _ in range(rng.randint(1, 3))]
+        raw = b"/".join(parts)
+        source = encode_source(raw)
+        assert decode_source(source) == raw
+        assert source.isprintable() and source.encode("utf-8")
+
+
+def test_partial_documents_keep_their_warnings_and_report_them_again(
+    service: IngestService, store: Store, tmp_path: Path, unique_name: str
+) -> None:
+    write(tmp_path / "ok.md", "# Ok\n\n" + TR_TEXT)
+    (tmp_path / "nul.md").write_bytes(("# Nul\n\nİstan\x00bul " + TR_TEXT).encode())
+    report = service.ingest([tmp_path], unique_name, language="turkish")
+    assert report.added == ["ok.md"] and report.partial == ["nul.md"] and not report.ok
+    assert report.warnings == [{"source": "nul.md", "warning": "1 NUL byte dropped"}]
+    doc = store.get_document(store.get_collection(unique_name), "nul.md")
+    assert doc.warnings == ["1 NUL byte dropped"] and doc.origin == str(tmp_path / "nul.md")
+    assert "İstanbul İstanbul" in store.get_page(store.get_collection(unique_name), "nul.md", 1)
+    again = service.ingest([tmp_path], unique_name)
+    assert again.unchanged == ["ok.md"] and again.partial == ["nul.md"] and again.embedded == 0
+    assert again.warnings == report.warnings
+
+
+def test_unchanged_failed_file_is_not_parsed_again_until_it_changes(
+    service: IngestService, store: Store, tmp_path: Path, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "ok.md", "# Ok\n\n" + EN_TEXT)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("Москва столица России. ".encode("koi8-r") * 20)
+    first = service.ingest([tmp_path], unique_name, language="english")
+    assert first.failed == [{"source": "bad.txt", "error": "bad.txt: not text (unknown encoding or binary)"}]
+    submitted: list[str] = []
+    real = service.parse_pool.submit
+    monkeypatch.setattr(service.parse_pool, "submit", lambda task: submitted.append(task.path) or real(task))
+    second = service.ingest([tmp_path], unique_name)
+    assert submitted == [] and second.unchanged == ["ok.md"]
+    assert second.failed == [
+        {"source": "bad.txt", "error": "bad.txt: still failing (unchanged since the last run): not text "
+         "(unknown encoding or binary)"}
+    ]
+    bad.write_text("Now it is text in English, and it reads fine.", encoding="utf-8")
+    third = service.ingest([tmp_path], unique_name)
+    assert third.added == ["bad.txt"] and submitted == [str(bad)]
+    assert store.ingest_failures(store.get_collection(unique_name)) == {}
+
+
+def test_internal_error_names_the_file_and_keeps_the_report(
+    service: IngestService, store: Store, tmp_path: Path, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kaynak.ingest import IngestCrashed
+
+    make_folder(tmp_path, 3)
+    real = Store.replace_document
+
+    def broken(self: Store, collection, source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if source == "sub/doc1.md":
+            raise ZeroDivisionError("a bug")
+        return real(self, collection, source, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "replace_document", broken)
+    with pytest.raises(IngestCrashed) as err:
+        service.ingest([tmp_path], unique_name, language="english")
+    assert "sub/doc1.md" in str(err.value) and "ZeroDivisionError: a bug" in str(err.value)
+    assert err.value.source == "sub/doc1.md" and isinstance(err.value.report.added, list)
+    assert "sub/doc1.md" not in store.document_hashes(store.get_collection(unique_name))
+
+
+def test_service_close_stops_the_parse_workers(store: Store, settings: Settings, factory: Factory,
+                                               tmp_path: Path, unique_name: str) -> None:
+    svc = IngestService(store, settings, factory)
+    make_folder(tmp_path, 2)
+    svc.ingest([tmp_path], unique_name, language="english")
+    pool = svc.parse_pool
+    svc.close()
+    assert pool.closed
+    assert svc.ingest([tmp_path], unique_name).unchanged  # a later ingest starts a new pool
+    svc.close()

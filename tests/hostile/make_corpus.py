@@ -185,7 +185,8 @@ def build(root: Path) -> dict[str, Expect]:
                      for _ in range(800_000))
     put("md/five-mb-line.md", (words[: 5 * 1024 * 1024]).rsplit(" ", 1)[0] + "\n", Expect("added", text="Ankara"))
     put("md/yaml-bomb.md", YAML_BOMB, Expect("partial", says="front matter", text="Boğaz"))
-    put("md/nul-bytes.md", "# NUL\n\nİstan\x00bul " + TR + "\n", Expect("partial", says="NUL", text="İstanbul İstanbul,"))
+    put("md/nul-bytes.md", "# NUL\n\nİstan\x00bul " + TR + "\n",
+        Expect("partial", says="NUL", text="İstanbul İstanbul,"))
     put("md/zero-width.md", "\u200b\u200c\u200d\ufeff\u2060\u200b\n\u200b  \u00a0\n" * 50,
         Expect("failed", says="no text"))
     put("md/empty.md", b"", Expect("failed", says="empty"))
