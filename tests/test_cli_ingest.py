@@ -132,6 +132,8 @@ def test_partial_skipped_and_failed_are_counted_and_listed(
     assert "skipped: out.md: symbolic link to /etc/hostname" in res.stderr
     res = runner.invoke(app, ["documents", "show", "nul.md", "-c", unique_name, "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == ["1 NUL byte dropped"]
+    res = runner.invoke(app, ["documents", "list", "-c", unique_name], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "1 NUL byte dropped" in res.stdout
     res = runner.invoke(app, ["ingest", str(tmp_path), "-c", unique_name, "--json"])
     report = json.loads(res.stdout)
     assert res.exit_code == 1 and report["partial"] == ["nul.md"] and report["ok"] is False

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
@@ -199,9 +200,11 @@ def documents_list(
     if json_out:
         print_json([d.to_dict() for d in docs])
         return
-    table = Table("source", "title", "pages", "chunks", "ingested")
+    table = Table("source", "title", "pages", "chunks", "ingested", "warnings")
     for d in docs:
-        table.add_row(d.source, d.title, str(d.page_count), str(d.chunk_count), str(d.ingested_at or "")[:19])
+        notes = "; ".join(d.warnings[:3]) + (f" (+{len(d.warnings) - 3} more)" if len(d.warnings) > 3 else "")
+        table.add_row(escape(d.source), escape(d.title), str(d.page_count), str(d.chunk_count),
+                      str(d.ingested_at or "")[:19], escape(notes))
     console.print(table)
 
 
@@ -219,7 +222,9 @@ def documents_show(
         print_json(doc.to_dict())
         return
     for key, value in doc.to_dict().items():
-        console.print(f"[bold]{key}[/]: {value}", highlight=False)
+        if key == "warnings":
+            value = "; ".join(value) if value else "none"
+        console.print(f"[bold]{key}[/]: {escape(str(value))}", highlight=False)
 
 
 @documents_app.command("delete")
