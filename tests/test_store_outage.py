@@ -29,6 +29,8 @@ def test_translate_maps_driver_errors_to_kaynak_errors() -> None:
     assert isinstance(translate(psycopg.errors.AdminShutdown("terminating")), DatabaseUnavailable)
     assert isinstance(translate(psycopg.OperationalError("connection refused")), DatabaseUnavailable)
     assert isinstance(translate(psycopg.errors.DeadlockDetected("deadlock")), WriteConflict)
+    standby = translate(psycopg.errors.SerializationFailure("canceling statement due to conflict with recovery"))
+    assert isinstance(standby, DatabaseUnavailable)
     assert isinstance(translate(psycopg.errors.NumericValueOutOfRange("nan")), DataRejected)
     other = translate(psycopg.errors.UndefinedTable("no such table"))
     assert type(other) is StoreError and "no such table" in other.message

@@ -110,6 +110,9 @@ def translate(err: BaseException, where: str = "the database") -> KaynakError:
             f"{where} is unavailable ({reason}); kaynak retries by itself, try again in a few seconds"
         )
     state = getattr(err, "sqlstate", None) or ""
+    if state.startswith("40") and "conflict with recovery" in reason:  # a standby cancelled a read for replay
+        return DatabaseUnavailable(f"{where} cancelled the query to replay the primary's changes ({reason}); "
+                                   "try again")
     if state.startswith("40"):  # deadlock_detected, serialization_failure
         return WriteConflict(f"concurrent writes collided in {where} ({reason}); try again")
     if state.startswith("22") or isinstance(err, psycopg.DataError):  # a value PostgreSQL cannot hold or compare
