@@ -113,7 +113,10 @@ def _doctor_backup(ctx: Context, report: dict) -> None:
     if ctx.settings.database_url:
         return  # a server by URL is backed up by whoever runs it (or kaynak backup)
     from kaynak.backup import last_backup
+    from kaynak.store.server import data_major, embedded_major
 
+    report["embedded_major"] = {"data_folder": data_major(ctx.settings.data_dir / "postgres"),
+                                "installed": embedded_major()}
     last = last_backup(ctx.settings.data_dir)
     report["last_backup"] = last
     if last is None and any(c["documents"] for c in report.get("collections", [])):
