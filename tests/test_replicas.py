@@ -187,6 +187,15 @@ def test_doctor_and_ingest_wait_replicas_from_the_cli(
     assert row["ok"] and row["lag_bytes"] == 0 and row["schema_behind"] is False
     assert "last_backup" not in report  # a server by URL: its backups are not kaynak's to judge
 
+    from fastapi.testclient import TestClient
+
+    from kaynak.api import create_app
+
+    with Context() as ctx, TestClient(create_app(ctx)) as http:
+        body = http.get("/v1/health").json()
+        row = body["database"]["replicas"][0]
+        assert row["ok"] and row["lag_bytes"] == 0 and row["in_rotation"]
+
 
 def test_wait_for_replicas_reports_a_dead_replica(cluster: Cluster, tmp_path: Path) -> None:
     from kaynak.store import Store

@@ -24,6 +24,8 @@ def health(ctx: Annotated[Context, Depends(get_context)]) -> JSONResponse:
     try:
         info = ctx.store.server_info()
         body["database"] = {"ok": True, **info}
+        if settings.read_database_urls:  # each read replica: ok, lag_bytes, lag_seconds, in_rotation, schema_behind
+            body["database"]["replicas"] = ctx.store.health(timeout=1.0)["replicas"]
     except KaynakError as err:
         body["database"] = {"ok": False, "error": err.message}
         body["status"] = "unavailable"
