@@ -12,7 +12,7 @@ from kaynak import __version__
 from kaynak.context import Context
 
 from .deps import ReadAuth, no_nul_params
-from .limits import UploadLimit
+from .limits import Guard, mcp_transport_security
 from .problems import install_handlers
 from .routes import ROUTERS
 
@@ -27,7 +27,10 @@ def create_app(context: Context | None = None) -> FastAPI:
     ctx = context or Context()
     settings = ctx.settings
     mcp = build_mcp(lambda: ctx.search)
-    mcp_starlette = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=settings.host)
+    mcp_starlette = mcp.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, host=settings.host,
+        transport_security=mcp_transport_security(settings),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -59,9 +62,13 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
+    from kaynak.web import router as web_router  # the web page at / (issue 16; imported here: it uses .deps)
 
-    app.add_middleware(UploadLimit, limit_bytes=lambda: int(settings.max_upload_mb * 1_048_576))
+    app.include_router(web_router(ctx))
+
     install_handlers(app)
+    # Outermost: Host / Origin, auth and body limits before anything reads the request (kaynak.api.limits).
+    app.add_middleware(Guard, settings=settings, router=lambda: app.router)
     return app
 
 
@@ -77,4 +84,7 @@ def serve(context: Context, host: str | None = None, port: int | None = None, lo
         log_level=log_level,
         proxy_headers=False,
         server_header=False,
+        timeout_keep_alive=5,  # idle keep-alive connections close after 5 s
+        timeout_graceful_shutdown=10,  # SIGTERM: at most 10 s for requests in flight, then stop
+        h11_max_incomplete_event_size=64 * 1024,  # request line + headers
     )

@@ -18,20 +18,20 @@ no framing. Nothing here sets or reads a cookie.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 from collections.abc import Iterator
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from kaynak.api.deps import Read, bearer, matches
 from kaynak.context import Context
-from kaynak.errors import KaynakError, NotFound
+from kaynak.errors import NotFound
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS
 from kaynak.web.files import open_original
 from kaynak.web.i18n import LANGS, choose_language
@@ -52,13 +52,6 @@ STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 MAX_HIGHLIGHT_TEXT = 20_000
-
-
-class AccessDenied(KaynakError):
-    """Missing or wrong bearer token for a read the web page's endpoints serve (401)."""
-
-    status = 401
-    title = "not authorised"
 
 
 class HighlightItem(BaseModel):
@@ -83,15 +76,6 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
     return out
 
 
-def _bearer(request: Request) -> str | None:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-def _same(token: str | None, expected: str | None) -> bool:
-    return token is not None and expected is not None and hmac.compare_digest(token.encode(), expected.encode())
-
-
 def router(context: Context) -> APIRouter:
     """The web page's routes for an app serving ``context`` (``create_app`` includes them)."""
     settings = context.settings
@@ -100,14 +84,9 @@ def router(context: Context) -> APIRouter:
     r = APIRouter()
 
     def can_read(request: Request) -> bool:
-        token = _bearer(request)
-        return not settings.read_token or _same(token, settings.read_token) or _same(token, settings.api_token)
+        return not settings.read_token or matches(bearer(request.headers), settings.read_token, settings.api_token)
 
-    def read_access(request: Request) -> None:
-        if not can_read(request):
-            raise AccessDenied("reads need Authorization: Bearer <KAYNAK_READ_TOKEN> on this server")
-
-    read = [Depends(read_access)]
+    read = [Read]
 
     @r.get("/", include_in_schema=False)
     def page(request: Request, lang: Annotated[str | None, Query(max_length=10)] = None) -> HTMLResponse:
@@ -140,10 +119,9 @@ def router(context: Context) -> APIRouter:
     def access(request: Request) -> dict[str, Any]:
         """Whether the caller may read and write, whether reads need a token on this server, and whether writes
         are enabled at all (`KAYNAK_API_TOKEN` set). The web page uses it to ask for a token once."""
-        token = _bearer(request)
         return {
             "read": can_read(request),
-            "write": bool(settings.api_token) and _same(token, settings.api_token),
+            "write": bool(settings.api_token) and matches(bearer(request.headers), settings.api_token),
             "read_token_required": bool(settings.read_token),
             "writes_enabled": bool(settings.api_token),
             "languages": list(LANGS),
