@@ -13,6 +13,8 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kaynak.config import load_settings
 from kaynak.context import Context
@@ -329,3 +331,23 @@ def test_colours_meet_wcag_aa(client: TestClient) -> None:
     }
     for what, (fg, bg) in text_pairs.items():
         assert contrast(fg, bg) >= 4.5, (what, fg, bg, contrast(fg, bg))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    q=st.text(min_size=0, max_size=60),
+    texts=st.lists(st.text(max_size=200), max_size=4),
+    collection=st.sampled_from(["", "x", "no_such", "a b", "ğüşiİı"]),
+)
+def test_highlights_never_fail_on_odd_input(
+    client: TestClient, samples: tuple[str, Path], q: str, texts: list[str], collection: str
+) -> None:
+    name, _ = samples
+    items = [{"collection": name if i % 2 else collection or name, "text": t} for i, t in enumerate(texts)]
+    r = client.post("/v1/highlights", json={"q": q, "items": items})
+    assert r.status_code < 500, r.text
+    if r.status_code == 200:
+        spans = r.json()["highlights"]
+        assert len(spans) == len(items)
+        for item, marks in zip(items, spans, strict=True):
+            assert all(0 <= a < b <= len(item["text"]) for a, b in marks)
