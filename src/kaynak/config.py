@@ -106,6 +106,13 @@ class Settings(BaseSettings):
     api_token: str | None = Field(default=None, description="Bearer token for REST write endpoints.")
     read_token: str | None = Field(default=None, description="Bearer token for REST reads (optional).")
     max_upload_mb: float = Field(default=50.0, gt=0)
+    max_body_kb: int = Field(default=1024, ge=1, description="Largest JSON request body (uploads: max_upload_mb).")
+    read_timeout_s: float = Field(
+        default=30.0, gt=0, description="Longest wait for each part of a request body (the whole: 10x this)."
+    )
+    allowed_hosts: str | None = Field(
+        default=None, description="More Host names (comma-separated) accepted when bound to loopback (proxies)."
+    )
     log_file: Path | None = None
 
     @property

@@ -13,6 +13,8 @@ message, so the agent sees it and the session goes on):
     ├── ConfigError             a setting is wrong or missing                   400    1         tool error
     ├── AuthError               missing, wrong or unconfigured bearer token     401/403 1        (REST only)
     ├── RequestTooLarge         a request body over its limit                   413    1         (REST only)
+    ├── RequestTimeout          a request body sent too slowly                  408    1         (REST only)
+    ├── HostNotAllowed          foreign Host / Origin on a loopback server      421/403 1        (REST only)
     ├── UsageError              a request or argument is invalid                400    2         tool error
     │   └── InvalidQuery        empty query, k out of range, bad mode …         400    2         tool error
     ├── NotFound                                                                404    1         tool error
@@ -92,6 +94,20 @@ class RequestTooLarge(KaynakError):
 
     status = 413
     title = "request too large"
+
+
+class RequestTimeout(KaynakError):
+    """A client sent its request body too slowly (KAYNAK_READ_TIMEOUT_S) and the server stopped waiting."""
+
+    status = 408
+    title = "request body too slow"
+
+
+class HostNotAllowed(KaynakError):
+    """A request named a Host (or Origin) the server does not answer to (DNS-rebinding protection on loopback)."""
+
+    status = 421
+    title = "host not allowed"
 
 
 class UsageError(KaynakError):

@@ -46,13 +46,14 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, InvalidQuery
 from kaynak.fusion import Fused, rrf
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
+from kaynak.rules import check_filter_value, check_query_length
 from kaynak.store import SearchFilters, Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
-    from kaynak.rerank import Reranker
+    from kaynak.embeddings.rerank import Reranker
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ class SearchService:
         text = query.replace("\x00", " ")
         if not text.strip():
             raise InvalidQuery("the query is empty; type the words or question to search for", "query")
-        return text.strip()
+        return check_query_length(text.strip())
 
     @staticmethod
     def _check_k(k: Any) -> int:
@@ -304,6 +305,7 @@ class SearchService:
         metadata = filters.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise InvalidQuery("filter metadata must be an object of field: value pairs", "filters")
+        check_filter_value(metadata)
         return SearchFilters(filters.get("source_prefix"), filters.get("source_glob"), dict(metadata))
 
     # ------------------------------------------------------------------ legs

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from kaynak.errors import UsageError
+from kaynak.rules import check_filter_value, parse_collections
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, LanguageName, SearchModeName
 
 from .deps import reject_nul
@@ -22,22 +23,20 @@ class NoNul(BaseModel):
             raise ValueError(err.message) from None
 
 
-def parse_collections(v: list[str] | str | None) -> list[str] | str | None:
-    if v is None:
-        return None
-    items = v.split(",") if isinstance(v, str) else v
-    names = [n.strip() for n in items if n and n.strip()]
-    if not names:
-        return None
-    return "*" if names == ["*"] else names
-
-
 class SearchFiltersIn(NoNul):
     model_config = ConfigDict(extra="forbid")
 
     source_prefix: str | None = Field(None, max_length=1000, description="Only sources starting with this path.")
     source_glob: str | None = Field(None, max_length=1000, description="Only sources matching this glob (docs/*.pdf).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Only documents whose metadata contains this.")
+
+    @field_validator("metadata")
+    @classmethod
+    def _finite(cls, v: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return check_filter_value(v, "metadata")  # type: ignore[no-any-return]
+        except UsageError as err:
+            raise ValueError(err.message) from None
 
 
 class SearchRequest(NoNul):

@@ -14,7 +14,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import Send
 
 from kaynak.errors import KaynakError, RequestTooLarge
@@ -57,6 +59,42 @@ async def send_problem(
     await send({"type": "http.response.body", "body": response.body})
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app answers at this path (for ``Allow`` on 405)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
+            match, _ = route.matches({**request.scope, "method": method})
+            if match is Match.FULL:
+                methods.add(method)
+    return sorted(methods)
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem: what went wrong (``detail``) and, for some, ``field`` / ``file`` / ``errors``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the problems a route can answer (problem+json)."""
+    why = {
+        400: "Invalid request (a parameter or name breaks a rule)", 401: "Token missing", 403: "Token wrong, "
+        "or writes are off", 404: "Not found", 405: "Method not allowed (see Allow)", 408: "Body sent too slowly",
+        409: "Conflict", 413: "Body over its limit", 421: "Host not allowed", 422: "Invalid request or files",
+        500: "Unexpected error (a bug; see the server log)", 503: "Database unavailable (see Retry-After)",
+    }
+    return {status: {"description": why.get(status, "Problem"), "model": Problem,
+                     "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+            for status in statuses}
+
+
 def install_handlers(app: FastAPI) -> None:
     """Every error the app can raise becomes problem+json."""
 
@@ -83,6 +121,9 @@ def install_handlers(app: FastAPI) -> None:
         if err.status_code == 404 and detail == "Not Found":
             detail = f"no such endpoint {request.method} {request.url.path}; see /docs for the API"
         headers = dict(err.headers or {})
+        if err.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+            detail = f"{request.method} is not allowed here; use {headers['Allow']}"
         return problem(err.status_code, titles.get(err.status_code, "error"), detail, request.url.path,
                        headers=headers or None)
 

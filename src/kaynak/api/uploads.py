@@ -1,11 +1,9 @@
-"""Upload checks: which file types the server accepts, declared content types that fit them, safe names."""
+"""Upload checks: which file types the server accepts and the declared content types that fit them (names:
+``kaynak.rules.safe_relpath`` / ``upload_paths``)."""
 
 from __future__ import annotations
 
-import unicodedata
-from pathlib import PurePosixPath
-
-from kaynak.errors import UsageError
+from kaynak.rules import safe_relpath
 
 DEFAULT_EXTENSIONS = frozenset({".pdf", ".md", ".markdown", ".txt", ".text", ".html", ".htm", ".docx"})
 GENERIC_TYPES = {"", "application/octet-stream", "binary/octet-stream", "application/x-www-form-urlencoded"}
@@ -25,19 +23,6 @@ CONTENT_TYPES: dict[str, set[str]] = {
 MAX_UPLOAD_FILES = 1000
 
 
-def safe_relpath(name: str | None) -> str:
-    """A client's file name as a harmless relative path: no traversal, no absolute paths, no hidden parts."""
-    raw = unicodedata.normalize("NFC", name or "").replace("\\", "/")
-    parts: list[str] = []
-    for part in raw.split("/"):
-        clean = "".join(ch for ch in part if ch.isprintable() and ch not in '<>:"|?*').strip().lstrip(".").strip()
-        if clean and clean not in (".", ".."):
-            parts.append(clean[:200])
-    if not parts:
-        raise UsageError(f"upload has no usable file name ({name!r}); name the file, e.g. report.pdf", "files")
-    return str(PurePosixPath(*parts[-8:]))
-
-
 def supported_extensions() -> frozenset[str]:
     try:
         from kaynak.loaders import SUPPORTED_EXTENSIONS
@@ -45,3 +30,6 @@ def supported_extensions() -> frozenset[str]:
         return frozenset(e.lower() for e in SUPPORTED_EXTENSIONS)
     except ImportError:  # pragma: no cover - loaders are a base module
         return DEFAULT_EXTENSIONS
+
+
+__all__ = ["CONTENT_TYPES", "GENERIC_TYPES", "MAX_UPLOAD_FILES", "safe_relpath", "supported_extensions"]

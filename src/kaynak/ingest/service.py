@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kaynak import upload_store
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, KaynakError, UsageError
 from kaynak.loaders import LoadOptions
+from kaynak.rules import check_collection_name
 from kaynak.store import Store
 from kaynak.types import LANGUAGES, Collection, LoadedDocument
 
@@ -74,6 +76,7 @@ class IngestService:
 
     # ------------------------------------------------------------------ collections and documents
     def create_collection(self, name: str, language: str | None = None, embedder: str | None = None) -> Collection:
+        check_collection_name(name)
         language = language or self.settings.language or "simple"
         if language not in LANGUAGES:
             raise UsageError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}", "language")
@@ -82,11 +85,13 @@ class IngestService:
 
     def delete_collection(self, name: str) -> None:
         self.store.delete_collection(name)
+        upload_store.remove_collection(self.settings.data_dir, name)  # uploaded copies go with it
 
     def delete_document(self, collection: str, source: str) -> None:
         col = self.store.get_collection(collection)
         if not self.store.delete_document(col, source):
             raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
+        upload_store.remove_copy(self.settings.data_dir, collection, source)  # an uploaded copy goes with it
 
     # ------------------------------------------------------------------ ingest
     def ingest(
@@ -231,5 +236,6 @@ class IngestService:
             emb = self.embedder_factory(col.embedder)
             check_collection(col, language, emb)
             return col, col.language, emb
+        check_collection_name(name)  # a new collection: its name must follow the rules
         emb = self.embedder_factory(embedder or self.settings.embedder)
         return None, language or self.settings.language, emb

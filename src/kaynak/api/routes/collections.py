@@ -10,8 +10,9 @@ from kaynak.context import Context
 
 from ..deps import Read, Write, get_context
 from ..models import CollectionIn
+from ..problems import responses
 
-router = APIRouter(prefix="/v1", tags=["collections"])
+router = APIRouter(prefix="/v1", tags=["collections"], responses=responses(400, 401, 403, 404, 408, 409, 413, 422, 503))
 Ctx = Annotated[Context, Depends(get_context)]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
+import os
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -11,14 +11,17 @@ from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
+from kaynak import upload_store
 from kaynak.context import Context
-from kaynak.errors import UnsupportedFileType, UsageError
+from kaynak.errors import Conflict, UnsupportedFileType, UsageError
+from kaynak.rules import upload_paths
 from kaynak.vocabulary import LanguageName
 
 from ..deps import Read, Write, get_context
-from ..uploads import CONTENT_TYPES, GENERIC_TYPES, MAX_UPLOAD_FILES, safe_relpath, supported_extensions
+from ..problems import problem, responses
+from ..uploads import CONTENT_TYPES, GENERIC_TYPES, MAX_UPLOAD_FILES, supported_extensions
 
-router = APIRouter(prefix="/v1", tags=["documents"])
+router = APIRouter(prefix="/v1", tags=["documents"], responses=responses(400, 401, 403, 404, 422, 503))
 Ctx = Annotated[Context, Depends(get_context)]
 
 
@@ -46,7 +49,11 @@ def page_get(
             "text": ctx.search.page_text(name, source, number)}
 
 
-@router.post("/collections/{name}/documents", dependencies=[Write])
+@router.post(
+    "/collections/{name}/documents", dependencies=[Write],
+    responses={207: {"description": "Some files were stored, some failed: the report lists them"},
+               **responses(400, 401, 403, 408, 409, 413, 422, 503)},
+)
 async def documents_upload(
     name: str,
     ctx: Ctx,
@@ -56,16 +63,17 @@ async def documents_upload(
 ) -> JSONResponse:
     """Upload and ingest files into a collection (created if missing; needs the API token).
 
-    The request is limited to `KAYNAK_MAX_UPLOAD_MB`; names are sanitised (folders kept as relative paths,
-    `..` dropped); the files live in a temporary folder only for the ingest. Answers 200 with the ingest
-    report, or 207 with the same report when some files failed.
+    The request is limited to `KAYNAK_MAX_UPLOAD_MB`. Names become safe, unique relative paths (folders kept, `..`
+    dropped, long names shortened keeping their extension); the files are kept under
+    `<data_dir>/uploads/<collection>/` (deleting a document deletes its copy) and parsed by the isolated parse
+    workers. Answers 200 with the ingest report when every file was stored whole, 207 with the report when some
+    failed or were stored in part, and 422 (problem+json with the report) when none could be stored.
     """
     if len(files) > MAX_UPLOAD_FILES:
         raise UsageError(f"at most {MAX_UPLOAD_FILES} files per upload", "files")
     allowed = supported_extensions()
-    planned: dict[str, UploadFile] = {}
-    for upload in files:
-        rel = safe_relpath(upload.filename)
+    rels = upload_paths(upload.filename for upload in files)
+    for rel, upload in zip(rels, files, strict=True):
         ext = PurePosixPath(rel).suffix.lower()
         if ext not in allowed:
             raise UnsupportedFileType(
@@ -74,23 +82,72 @@ async def documents_upload(
         declared = (upload.content_type or "").split(";")[0].strip().lower()
         if declared not in GENERIC_TYPES and declared not in CONTENT_TYPES.get(ext, {declared}):
             raise UnsupportedFileType(rel, f"content type {declared} does not match the extension {ext}")
-        if rel in planned:
-            raise UsageError(f"two uploaded files are both named {rel!r}; rename one", "files")
-        planned[rel] = upload
-    with tempfile.TemporaryDirectory(prefix="kaynak-upload-") as tmp:
-        root = Path(tmp).resolve()
-        for rel, upload in planned.items():
-            target = (root / rel).resolve()
-            if root not in target.parents:  # belt and braces: safe_relpath already forbids this
-                raise UsageError(f"file name {upload.filename!r} escapes the upload folder", "files")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("wb") as out:
-                while chunk := await upload.read(1 << 20):
-                    out.write(chunk)
-            await upload.close()
-        report = await run_in_threadpool(ctx.ingest.ingest, [root], name, language=language, embedder=embedder)
-    body = report.to_dict()
-    return JSONResponse(body, status_code=200 if report.ok else 207)
+    root = upload_store.collection_folder(ctx.settings.data_dir, name)
+    for rel, upload in zip(rels, files, strict=True):
+        await _store_upload(root, rel, upload)
+    try:
+        report = await run_in_threadpool(
+            ctx.ingest.ingest, [root], name, language=language, embedder=embedder, include=rels
+        )
+    except BaseException:
+        for rel in rels:
+            upload_store.remove_copy(ctx.settings.data_dir, name, rel)
+        raise
+    body = _report_for(report.to_dict(), set(rels), root, ctx.settings.data_dir)
+    for failure in body["failed"]:  # nothing stored: no copy kept
+        upload_store.remove_copy(ctx.settings.data_dir, name, failure["source"])
+    stored = [*body["added"], *body["updated"], *body["unchanged"], *body["partial"]]
+    if body["failed"] and not stored:
+        first = body["failed"][0]["error"]
+        detail = f"no file could be stored ({len(body['failed'])} failed); first: {first}"
+        body.pop("ok", None)
+        return problem(422, "no file could be ingested", detail, f"/v1/collections/{name}/documents",
+                       report={**body, "ok": False})
+    return JSONResponse(body, status_code=200 if not body["failed"] and not body["partial"] else 207)
+
+
+async def _store_upload(root: Path, rel: str, upload: UploadFile) -> None:
+    """Write one upload to ``root/rel`` (through a temporary file, replaced atomically)."""
+    target = root.joinpath(*PurePosixPath(rel).parts)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir() or target.is_symlink():
+            raise IsADirectoryError(rel)
+        tmp = target.with_name(f".{target.name[:100]}.{os.getpid()}.{id(upload):x}.part")
+        with tmp.open("wb") as out:
+            while chunk := await upload.read(1 << 20):
+                out.write(chunk)
+        os.replace(tmp, target)
+    except (NotADirectoryError, IsADirectoryError, FileExistsError):
+        raise Conflict(
+            f"upload {rel!r} clashes with a folder or file of that name uploaded earlier to this collection; "
+            "rename it, or delete the other document first"
+        ) from None
+    finally:
+        await upload.close()
+
+
+def _report_for(report: dict[str, Any], rels: set[str], root: Path, data_dir: Path) -> dict[str, Any]:
+    """The ingest report about this upload's files only, with no server paths in its messages."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for path, shown in ((str(root) + os.sep, ""), (str(root), "."), (str(data_dir), "<data_dir>")):
+                value = value.replace(path, shown)
+            return value
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        return value
+
+    out = dict(report)
+    for key, items in report.items():
+        if key in ("added", "updated", "unchanged", "partial"):
+            out[key] = [s for s in items if s in rels]
+        elif key in ("failed", "skipped", "warnings"):
+            out[key] = [item for item in items if item.get("source") in rels]
+    return scrub(out)  # type: ignore[no-any-return]
 
 
 @router.get("/collections/{name}/documents/{source:path}", dependencies=[Read])

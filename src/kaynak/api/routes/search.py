@@ -14,10 +14,13 @@ from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, Search
 
 from ..deps import Read, get_context
 from ..models import SearchFiltersIn, SearchRequest
+from ..problems import responses
 
 log = logging.getLogger("kaynak.api")
 
-router = APIRouter(prefix="/v1", tags=["search"], dependencies=[Read])
+router = APIRouter(
+    prefix="/v1", tags=["search"], responses=responses(400, 401, 404, 408, 413, 422, 503), dependencies=[Read]
+)
 
 
 def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
