@@ -17,7 +17,7 @@ def serve(
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="TCP port; default 8765.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: debug, info, warning, error.")] = "info",
 ) -> None:
-    """Serve the REST API at /v1 (OpenAPI at /docs) and the MCP endpoint at /mcp (Streamable HTTP).
+    """Serve the web page at /, the REST API at /v1 (OpenAPI at /docs) and MCP at /mcp (Streamable HTTP).
 
     Writes need KAYNAK_API_TOKEN (send Authorization: Bearer <token>); without it they answer 403.
     Reads are open; set KAYNAK_READ_TOKEN before binding to anything but 127.0.0.1.
@@ -41,7 +41,7 @@ def serve(
     if not s.api_token:
         err_console.print("write endpoints are off (set KAYNAK_API_TOKEN to enable uploads and deletes)",
                           highlight=False)
-    err_console.print(f"kaynak on http://{s.host}:{s.port}  REST /v1  docs /docs  MCP /mcp", highlight=False)
+    err_console.print(f"kaynak on http://{s.host}:{s.port}  page /  REST /v1  docs /docs  MCP /mcp", highlight=False)
     from kaynak.api import serve as run_server
 
     with errors_handled():
