@@ -168,7 +168,7 @@ def ingest(
         with _graceful_sigint(stop, quiet=json_out):
             kwargs: dict[str, Any] = dict(
                 language=language, embedder=embedder, include=include, exclude=exclude, prune=prune, stop=stop,
-                shard=shard_spec,
+                shard=shard_spec, remember=True,  # remembered for kaynak sync / kaynak watch
             )
             if show_bar:
                 with _ProgressBar() as bar:

@@ -77,6 +77,7 @@ class _Prepared:
     texts: list[str]
     warnings: list[str]
     origin: str | None = None
+    file_stat: tuple[int, int] | None = None  # (size, mtime_ns) when hashed (kaynak.ingest.sync compares it)
     vectors: np.ndarray | None = None
     filled: int = 0
     chars: int = 0  # page text held in memory (the reader's budget)
@@ -457,7 +458,7 @@ class Run:
         try:
             doc_id = self.store.replace_document(
                 self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.chunks, d.vectors,
-                skip_if_unchanged=True, warnings=d.warnings, origin=d.origin,
+                skip_if_unchanged=True, warnings=d.warnings, origin=d.origin, file_stat=d.file_stat,
             )
         except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
             self.fail(_Fail(d.source, str(err), d.warnings, d.sha256))
@@ -560,7 +561,7 @@ def prepare_file(
         texts = [embedding_text(title, c.section, c.text) for c in answer.chunks]
         return _Prepared(
             job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, texts, answer.warnings,
-            origin,
+            origin, (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
         )
 
     return _Pending(job.source, submit(task), finish)

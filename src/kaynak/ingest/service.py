@@ -14,11 +14,12 @@ first documents (``kaynak.langdetect``: Turkish vs English), else ``simple``.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kaynak import upload_store
 from kaynak.config import Settings
@@ -28,7 +29,7 @@ from kaynak.rules import check_collection_name
 from kaynak.store import Store
 from kaynak.types import LANGUAGES, Collection, LoadedDocument
 
-from .discovery import FileJob, PathFilter, discover
+from .discovery import Discovery, FileJob, PathFilter, discover
 from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
 from .report import IngestCrashed, IngestEvent, IngestReport
 from .shard import select_shard
@@ -36,6 +37,20 @@ from .workers import ParsePool
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
+
+
+def _under_sync_lock(method: Callable[..., IngestReport]) -> Callable[..., IngestReport]:
+    """An ingest holds its collection's sync lock shared (kaynak.ingest.sync takes it exclusively): ingests run side
+    by side, a sync or watcher batch waits for them and they for it. ``locked=True``: the caller holds it."""
+
+    @functools.wraps(method)
+    def wrapper(self: IngestService, paths: Any, collection: str | None = None, **kw: Any) -> IngestReport:
+        if kw.pop("locked", False):
+            return method(self, paths, collection, **kw)
+        with self.store.collection_lock(collection or self.settings.collection, exclusive=False):
+            return method(self, paths, collection, **kw)
+
+    return wrapper
 
 
 class IngestService:
@@ -94,6 +109,7 @@ class IngestService:
         upload_store.remove_copy(self.settings.data_dir, collection, source)  # an uploaded copy goes with it
 
     # ------------------------------------------------------------------ ingest
+    @_under_sync_lock
     def ingest(
         self,
         paths: Sequence[str | Path],
@@ -107,6 +123,8 @@ class IngestService:
         progress: Callable[[IngestEvent], None] | None = None,
         stop: threading.Event | None = None,
         shard: tuple[int, int] | None = None,
+        remember: bool = False,
+        discovered: Discovery | None = None,
     ) -> IngestReport:
         """Ingest files and folders (recursively) into ``collection`` (default: settings.collection).
 
@@ -121,13 +139,17 @@ class IngestService:
         documents being embedded are written (``report.interrupted``). An unexpected error raises IngestCrashed
         naming the file being processed and carrying the report so far; a KaynakError raised mid-run (the
         database went away) carries it as ``err.report``.
+
+        ``remember`` (``kaynak ingest``): record ``paths`` with the globs as the collection's sources, for
+        ``kaynak sync`` / ``kaynak watch``. ``discovered``: the files to take, already found (kaynak.ingest.sync
+        passes the changed files of remembered folders; ``paths`` are then not walked).
         """
         if isinstance(paths, str | Path):
             paths = [paths]
         t0 = time.perf_counter()
         name = collection or self.settings.collection
         path_filter = PathFilter(include, exclude)
-        found = discover(paths, path_filter)
+        found = discovered if discovered is not None else discover(paths, path_filter)
         if shard is not None:
             select_shard(found, shard, prune)
         col, lang, emb = self._resolve(name, language, embedder)
@@ -169,6 +191,10 @@ class IngestService:
         except Exception as err:
             run.report.seconds = round(time.perf_counter() - t0, 3)
             raise IngestCrashed(run.current, run.report, err) from err
+        if remember and run.collection is not None and not report.interrupted:
+            from .sync import remember_roots
+
+            remember_roots(self.store, run.collection, paths, include, exclude, report if shard is None else None)
         report.seconds = round(time.perf_counter() - t0, 3)
         run.emit("done")
         return report

@@ -335,13 +335,15 @@ class Store:
         skip_if_unchanged: bool = False,
         warnings: Sequence[str] = (),
         origin: str | None = None,
+        file_stat: tuple[int, int] | None = None,
     ) -> int | None:
         """Put one document in the collection, replacing any previous version, in one transaction.
 
         Either the old version's rows all go and the new ones all come, or nothing changes. Returns the new
         document id, or None when ``skip_if_unchanged`` and the stored version has the same sha256 (another
         process got there first). ``warnings`` are stored with the document, ``origin`` is the file's absolute
-        path; a remembered failure of the source (ingest_failures) goes in the same transaction.
+        path; a remembered failure of the source (ingest_failures) goes in the same transaction. ``file_stat`` is
+        the file's (size, mtime_ns) when it was hashed (kaynak sync skips files whose stat still matches).
         """
         if embeddings is not None and len(embeddings) != len(chunks):
             raise ValueError("one embedding per chunk is required")
@@ -349,7 +351,7 @@ class Store:
             try:
                 return self._replace_once(
                     collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged,
-                    list(warnings), origin,
+                    list(warnings), origin, file_stat,
                 )
             except WriteConflict as err:
                 if attempt == 2:
@@ -377,7 +379,9 @@ class Store:
         skip_if_unchanged: bool,
         warnings: list[str] | None = None,
         origin: str | None = None,
+        file_stat: tuple[int, int] | None = None,
     ) -> int | None:
+        size, mtime_ns = file_stat if file_stat is not None else (None, None)
         with self._conn() as conn, conn.transaction():
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
@@ -392,9 +396,10 @@ class Store:
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
             doc_id = conn.execute(
                 "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                "warnings, origin, file_size, file_mtime_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "RETURNING id",
                 (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata),
-                 Jsonb(list(warnings or [])), origin),
+                 Jsonb(list(warnings or [])), origin, size, mtime_ns),
             ).fetchone()[0]
             conn.execute(
                 "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
@@ -774,3 +779,213 @@ class Store:
                 (list(collection_ids), language, text, limit),
             ).fetchall()
         return [(r[0], bool(r[1])) for r in rows]
+
+    # ------------------------------------------------------------------ sync and watch (issue 19)
+    # Remembered sources, file stats of documents, renames without re-embedding, the per-collection sync lock and
+    # watcher heartbeats (kaynak.ingest.sync, kaynak.ingest.watch; docs/adr/0015-watch-and-sync.md).
+    def remember_source(
+        self, collection: Collection, root: str, include: Sequence[str] = (), exclude: Sequence[str] = ()
+    ) -> None:
+        """Remember that ``collection`` mirrors the folder (or file) ``root`` (absolute) with these globs."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO collection_sources (collection_id, root, include, exclude) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (collection_id, root) DO UPDATE SET include = EXCLUDED.include, "
+                "exclude = EXCLUDED.exclude",
+                (collection.id, root, Jsonb(list(include)), Jsonb(list(exclude))),
+            )
+
+    def collection_sources(self, collection: Collection) -> list[dict[str, Any]]:
+        """The remembered roots of ``collection``: root, include, exclude, added_at, last_sync_at, last_sync."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT root, include, exclude, added_at, last_sync_at, last_sync FROM collection_sources "
+                "WHERE collection_id = %s ORDER BY root",
+                (collection.id,),
+            ).fetchall()
+        return [
+            {"root": r[0], "include": list(r[1] or []), "exclude": list(r[2] or []), "added_at": r[3],
+             "last_sync_at": r[4], "last_sync": r[5]}
+            for r in rows
+        ]
+
+    def forget_source(self, collection: Collection, root: str) -> bool:
+        with self._conn() as conn:
+            row = conn.execute(
+                "DELETE FROM collection_sources WHERE collection_id = %s AND root = %s RETURNING root",
+                (collection.id, root),
+            ).fetchone()
+        return row is not None
+
+    def mark_synced(self, collection: Collection, roots: Sequence[str], summary: dict[str, Any]) -> None:
+        """Record that ``roots`` of ``collection`` were brought up to date now (``summary``: what was done)."""
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE collection_sources SET last_sync_at = now(), last_sync = %s "
+                "WHERE collection_id = %s AND root = ANY(%s)",
+                (Jsonb(summary), collection.id, list(roots)),
+            )
+
+    def file_states(self, collection: Collection) -> dict[str, tuple[str, int | None, int | None, str | None]]:
+        """source → (sha256, file_size, file_mtime_ns, origin) for every document of the collection."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256, file_size, file_mtime_ns, origin FROM documents WHERE collection_id = %s",
+                (collection.id,),
+            ).fetchall()
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def set_file_stats(self, collection: Collection, rows: Sequence[tuple[str, str, int, int, str | None]]) -> None:
+        """For (source, sha256, size, mtime_ns, origin): record the stat of an unchanged file (only where the
+        stored sha256 is still that one, so a concurrent replace is never overwritten with an old stat)."""
+        if not rows:
+            return
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE documents d SET file_size = u.size, file_mtime_ns = u.mtime, "
+                "origin = coalesce(u.origin, d.origin) "
+                "FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::text[]) "
+                "AS u(source, sha, size, mtime, origin) "
+                "WHERE d.collection_id = %s AND d.source = u.source AND d.sha256 = u.sha",
+                ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+                 [r[4] for r in rows], collection.id),
+            )
+
+    def move_document(
+        self,
+        collection: Collection,
+        old_source: str,
+        new_source: str,
+        sha256: str,
+        origin: str | None,
+        file_stat: tuple[int, int] | None,
+    ) -> bool:
+        """Re-point the document at ``old_source`` (with content ``sha256``) to ``new_source``: a renamed or moved
+        file, its pages, chunks and vectors kept (nothing re-embedded). Chunk ids are rewritten to
+        ``chunk_id(collection, new_source, sha256, ord)`` (ids stay a function of the identity, so the old source
+        can be ingested again later without a clash). Returns False, changing nothing, when the old document is
+        gone or has other content, or the new source is taken (the caller ingests the file instead)."""
+        first, second = sorted((old_source, new_source))
+        with self._conn() as conn, conn.transaction():
+            for s in (first, second):  # the same lock replace_document takes, in one order
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{s}",))
+            old = conn.execute(
+                "SELECT id, sha256 FROM documents WHERE collection_id = %s AND source = %s",
+                (collection.id, old_source),
+            ).fetchone()
+            if old is None or old[1] != sha256:
+                return False
+            taken = conn.execute(
+                "SELECT 1 FROM documents WHERE collection_id = %s AND source = %s", (collection.id, new_source)
+            ).fetchone()
+            if taken is not None:
+                return False
+            doc_id = int(old[0])
+            ords = [int(r[0]) for r in conn.execute(
+                "SELECT ord FROM chunks WHERE document_id = %s ORDER BY ord", (doc_id,)
+            ).fetchall()]
+            olds = [chunk_id(collection.name, old_source, sha256, o) for o in ords]
+            news = [chunk_id(collection.name, new_source, sha256, o) for o in ords]
+            size, mtime = file_stat if file_stat is not None else (None, None)
+            conn.execute(
+                "UPDATE documents SET source = %s, origin = %s, file_size = %s, file_mtime_ns = %s WHERE id = %s",
+                (new_source, origin, size, mtime, doc_id),
+            )
+            conn.execute(
+                "UPDATE chunks c SET id = m.new FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
+                "WHERE c.document_id = %s AND c.id = m.old",
+                (olds, news, doc_id),
+            )
+            conn.execute(
+                "UPDATE postings p SET chunk_id = m.new FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
+                "WHERE p.document_id = %s AND p.chunk_id = m.old",
+                (olds, news, doc_id),
+            )
+            conn.execute(
+                "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, new_source)
+            )
+        return True
+
+    @contextmanager
+    def collection_lock(
+        self, name: str, *, exclusive: bool, stop: Callable[[], bool] | None = None,
+        on_wait: Callable[[], None] | None = None,
+    ) -> Iterator[bool]:
+        """Hold the collection's sync lock (a session advisory lock on a connection of its own, outside the pool)
+        while the block runs: ``kaynak sync`` / ``kaynak watch`` take it exclusively, ``kaynak ingest`` shared, so
+        a sync never overlaps an ingest of the same collection (no file embedded twice; the end state is that of
+        one after the other) while ingests still run side by side. ``on_wait`` is called once when the lock is
+        busy; ``stop()`` true gives up waiting (the block then runs with False and must do nothing)."""
+        key = f"kaynak-sync\x1f{name}"
+        fn = "pg_try_advisory_lock" if exclusive else "pg_try_advisory_lock_shared"
+        with map_errors("the primary database"):
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+        try:
+            with map_errors("the primary database"):
+                got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+                waited = False
+                while not got:
+                    if stop is not None and stop():
+                        break
+                    if not waited and on_wait is not None:
+                        on_wait()
+                    waited = True
+                    time.sleep(0.2)
+                    got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+            yield got
+        finally:
+            conn.close()  # ends the session: the lock goes with it
+
+    def watcher_heartbeat(
+        self, watcher: str, host: str, pid: int, polling: bool, pending: dict[int, int]
+    ) -> None:
+        """Record that ``watcher`` is alive and watches the collections (by id) in ``pending``, with how many
+        changed files wait in each."""
+        if not pending:
+            return
+        ids = sorted(pending)
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO sync_watchers (collection_id, watcher, host, pid, polling, pending) "
+                "SELECT u.id, %s, %s, %s, %s, u.pending FROM unnest(%s::bigint[], %s::int[]) AS u(id, pending) "
+                "WHERE EXISTS (SELECT 1 FROM collections c WHERE c.id = u.id) "
+                "ON CONFLICT (collection_id, watcher) DO UPDATE SET heartbeat_at = now(), pending = EXCLUDED.pending",
+                (watcher, host, pid, polling, ids, [pending[i] for i in ids]),
+            )
+
+    def watcher_stopped(self, watcher: str) -> None:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM sync_watchers WHERE watcher = %s", (watcher,))
+
+    def sync_state(self, collection: Collection, fresh_s: float) -> dict[str, Any]:
+        """Watchers whose heartbeat is younger than ``fresh_s`` seconds, and the remembered failures."""
+        with self._conn() as conn:
+            watchers = conn.execute(
+                "SELECT watcher, host, pid, polling, started_at, heartbeat_at, pending FROM sync_watchers "
+                "WHERE collection_id = %s AND heartbeat_at > now() - make_interval(secs => %s) ORDER BY started_at",
+                (collection.id, fresh_s),
+            ).fetchall()
+            failures = conn.execute(
+                "SELECT source, reason, failed_at FROM ingest_failures WHERE collection_id = %s ORDER BY source",
+                (collection.id,),
+            ).fetchall()
+        return {
+            "watchers": [
+                {"id": r[0], "host": r[1], "pid": r[2], "polling": r[3], "started_at": r[4], "heartbeat_at": r[5],
+                 "pending": r[6]}
+                for r in watchers
+            ],
+            "failing": [{"source": r[0], "reason": r[1], "failed_at": r[2]} for r in failures],
+        }
+
+    def chunk_files(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str | None, int | None, int | None, str]]:
+        """chunk id → its document's (origin, file_size, file_mtime_ns, sha256): what ``stale`` is judged by."""
+        if not chunk_ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.id, d.origin, d.file_size, d.file_mtime_ns, d.sha256 FROM chunks c "
+                "JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(%s)",
+                (list(chunk_ids),),
+            ).fetchall()
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}

@@ -14,6 +14,7 @@ import psycopg
 
 from kaynak.store.migrations.bm25_pruning import m5_lexeme_stats, m6_pruned_bm25
 from kaynak.store.migrations.ingest_outcomes import m3_document_warnings_origin, m4_ingest_failures
+from kaynak.store.migrations.sync_sources import m7_sync_sources
 
 # pg_advisory_xact_lock key for migrations: any fixed 64-bit number unique to kaynak ("kaynak" in ASCII).
 _LOCK_KEY = 0x6B61796E616B
@@ -127,6 +128,7 @@ MIGRATIONS: list[Migration] = [
     Migration(4, "ingest_failures: remembered failures of unchanged files (issue 11)", m4_ingest_failures),
     Migration(5, "lexeme_stats kept by triggers on postings (df, max tf, min length per lexeme)", m5_lexeme_stats),
     Migration(6, "kaynak_bm25_top: exact BM25 top k with MaxScore pruning", m6_pruned_bm25),
+    Migration(7, "collection_sources, documents.file_size/file_mtime_ns, sync_watchers (issue 19)", m7_sync_sources),
 ]
 
 
