@@ -107,6 +107,7 @@ def browsers() -> Iterator[Callable[[str], Any]]:
             for flag in [*FLAGS, f"--user-data-dir={profile}", f"--lang={lang}"]:
                 options.add_argument(flag)
             options.add_experimental_option("prefs", {"intl.accept_languages": lang})
+            options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
             driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
             driver.set_page_load_timeout(30)
             opened[lang] = driver
@@ -233,6 +234,14 @@ def test_search_shows_highlighted_verbatim_quote_without_reload(tr: Any, collect
     names = {n for n, _ in timings}
     assert {"kaynak:first-result", "kaynak:first-highlighted"} <= names
     record("first_search_tr_ms", dict(timings))
+    # nothing but this server was asked for anything (no fonts, CDNs, analytics)
+    foreign = tr.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name)"
+        ".filter(n => !n.startsWith(location.origin) && !n.startsWith('blob:'))")
+    assert foreign == []
+    problems = [e["message"] for e in tr.get_log("browser")
+                if "Content Security Policy" in e["message"] or e["level"] == "SEVERE"]
+    assert problems == [], problems
 
 
 def test_pdf_opens_at_the_page(tr: Any, collection: str, base: str, ctx: Context) -> None:
@@ -286,6 +295,7 @@ def test_context_expands_in_place(tr: Any, collection: str) -> None:
 def test_text_source_opens_at_the_quote(en: Any, collection: str) -> None:
     hits = search(en, QUESTION_EN, collection)
     html_hit = next(h for h in hits if ".html" in h.find_element("css selector", "h3 a").text)
+    assert "SECTION" in html_hit.find_element("css selector", ".where").text  # headings become sections
     quote = html_hit.find_element("css selector", "blockquote").text
     html_hit.find_element("css selector", "h3 a").click()
     wait(en, lambda d: d.execute_script("return document.activeElement && document.activeElement.id === 'quote'"))
