@@ -335,7 +335,9 @@ def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int
 # --------------------------------------------------------------------------------------------- words
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
-_HYPHENATED_RE = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+# A match starts only at a word's start and never backtracks into it: linear, not quadratic, in a long run of
+# letters (issue 12: one crafted line froze the server for minutes).
+_HYPHENATED_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]++-[^\W\d_]+")
 _HYPHENS = "-\u2010\u00ad"
 _SPLIT_LETTER_RE = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,}) ([^\W\d_])(?![^\W\d_])")
 
@@ -365,7 +367,7 @@ class Vocabulary:
 
 def _trailing_word(text: str) -> str:
     """The letters right before a line-final hyphen ('' when the hyphen follows a non-letter)."""
-    m = re.search(r"([^\W\d_]*)[" + _HYPHENS + r"]\s*$", text)
+    m = re.search(r"(?<![^\W\d_])([^\W\d_]*+)[" + _HYPHENS + r"]\s*$", text)  # linear (see _HYPHENATED_RE)
     return m.group(1) if m else ""
 
 
@@ -375,7 +377,7 @@ def _leading_word(text: str) -> str:
 
 
 _LINE_END_LETTER_RE = re.compile(r"(?<![^\W\d_])([^\W\d_]+) ([^\W\d_])$")
-_LINE_END_SPACED_HYPHEN_RE = re.compile(r"([^\W\d_]+) [-\u2010]$")
+_LINE_END_SPACED_HYPHEN_RE = re.compile(r"(?<![^\W\d_])([^\W\d_]++) [-\u2010]$")
 
 
 def join_split_letters(text: str, vocab: Vocabulary) -> str:
