@@ -31,6 +31,7 @@ from .common import (
     meaningful_title,
     stem_title,
 )
+from .zipguard import check_inflated
 
 MAX_MEMBERS = 10_000
 MAX_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
@@ -231,6 +232,7 @@ class _Body:
 
 def load_docx(path: Path, data: bytes) -> LoadedDocument:
     check_zip(path, data)
+    check_inflated(path, data)  # the real inflated size, within a running budget (kaynak.loaders.zipguard)
     import docx  # python-docx; imported here so that other formats do not pay for it
 
     try:
