@@ -565,6 +565,7 @@ def test_read_token_asked_once_per_session(browsers: Callable[[str], Any], ctx: 
             assert not css(driver, "#search-view").is_displayed()
             assert "KAYNAK_READ_TOKEN" in css(driver, "#token-why").text
             assert not css(driver, "#token-cancel").is_displayed()
+            assert not css(driver, ".tab[data-view=browse]").is_displayed()  # nothing else until the token
             shot(driver, "read-token")
             css(driver, "#token-input").send_keys("nope\n")
             wait(driver, lambda d: css(d, "#token-error").text)
@@ -572,7 +573,7 @@ def test_read_token_asked_once_per_session(browsers: Callable[[str], Any], ctx: 
             field.clear()
             field.send_keys("reader-token\n")
             wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
-            assert css(driver, "#search-view").is_displayed()
+            assert css(driver, "#search-view").is_displayed() and css(driver, ".tab[data-view=browse]").is_displayed()
             assert not css(driver, "#write-on").is_displayed()  # a read token does not enable writes
             hits = search(driver, QUESTION_TR, collection)
             assert hits and hits[0].find_elements("css selector", "blockquote mark.term")

@@ -159,12 +159,14 @@
     $('token-input').value = '';
     $('token-cancel').hidden = kind === 'read';
     $('token-view').dataset.kind = kind;
+    if (kind === 'read') document.body.dataset.locked = '1'; // nothing else works until the token is given
     const back = lastView;
     show('token');
     $('token-input').focus();
     return new Promise((resolve) => {
       tokenWaiter = (ok) => {
         tokenWaiter = null;
+        if (ok) delete document.body.dataset.locked;
         show(ok || kind !== 'read' ? back : 'token');
         resolve(ok);
       };
@@ -321,6 +323,7 @@
     } catch (err) {
       if (seq !== searchSeq) return;
       $('results').removeAttribute('aria-busy');
+      $('results').replaceChildren();
       setStatus('');
       showError(err);
       return;
