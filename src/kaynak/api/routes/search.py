@@ -55,8 +55,8 @@ def search_get(
     ranking: KeywordRankingName | None = None,
 ) -> dict[str, Any]:
     """Hybrid search. Returns `{"hits": [...]}`, best first: each hit has `source`, `title`, `page`,
-    `section`, `quote` (verbatim, with offsets into the page), `text`, `score`, per-retriever `scores` and
-    `chunk_id`.
+    `section`, `quote` (verbatim, with offsets into the page), `text`, `score`, per-retriever `scores`,
+    `chunk_id`, and `ocr` (null, or `{"confidence": 0–100}` when the page is a scan read by OCR).
 
     Example: `GET /v1/search?q=kat%20malikleri%20kurulu&collections=hukuk&k=5`
     """
