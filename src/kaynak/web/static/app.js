@@ -362,17 +362,28 @@
   const isPdf = (source) => /\.pdf$/i.test(source);
   const fileUrl = (id) => `/v1/documents/${Number(id)}/file`;
 
-  /* Opens an original file in a new tab; with a token, through a blob URL (links cannot send the header). */
-  async function openFile(ev, id, page) {
+  /* Opens an original file; with a token, through a blob (links cannot send the header). Only a PDF is shown, as
+   * an application/pdf blob at the page; any other format is saved as a download, never rendered in this origin. */
+  async function openFile(ev, id, page, source) {
     if (!token.get()) return; // the plain link works
     ev.preventDefault();
-    const tab = window.open('', '_blank');
+    const pdf = isPdf(source);
+    const tab = pdf ? window.open('', '_blank') : null;
     try {
       const res = await api(fileUrl(id), { raw: true });
-      const url = URL.createObjectURL(await res.blob());
-      const target = url + (page ? '#page=' + page : '');
-      if (tab) tab.location.href = target;
-      else window.location.href = target;
+      const blob = new Blob([await res.blob()], { type: pdf ? 'application/pdf' : 'application/octet-stream' });
+      const url = URL.createObjectURL(blob);
+      setTimeout(() => URL.revokeObjectURL(url), 120000);
+      if (!pdf) {
+        const a = el('a', { href: url, download: source.split('/').pop() || 'document' });
+        document.body.append(a);
+        a.click();
+        a.remove();
+      } else if (tab) {
+        tab.location.href = url + '#page=' + page;
+      } else {
+        window.location.href = url + '#page=' + page;
+      }
     } catch (err) {
       if (tab) tab.close();
       showError(err);
@@ -396,7 +407,7 @@
       const title = pdf
         ? el('a', {
           class: 'source', href: `${fileUrl(hit.document_id)}#page=${hit.page}`, target: '_blank', rel: 'noopener',
-          title: T.open_pdf, onclick: (ev) => openFile(ev, hit.document_id, hit.page),
+          title: T.open_pdf, onclick: (ev) => openFile(ev, hit.document_id, hit.page, hit.source),
         }, hit.source)
         : el('a', { class: 'source', href: '#viewer', title: T.open_text, onclick: (ev) => openHit(ev, hit) },
           hit.source);
@@ -640,7 +651,7 @@
       el('div', { class: 'actions' },
         d.origin === null ? null : el('a', {
           href: fileUrl(d.id) + (isPdf(d.source) ? '#page=1' : ''), target: '_blank', rel: 'noopener',
-          onclick: (ev) => openFile(ev, d.id, isPdf(d.source) ? 1 : 0),
+          onclick: (ev) => openFile(ev, d.id, 1, d.source),
         }, T.open_original),
         access.write ? el('button', { type: 'button', class: 'danger', onclick: () => deleteDoc(d) }, T.delete) : null),
     ];
@@ -743,6 +754,9 @@
     $('token-form').addEventListener('submit', submitToken);
     $('token-cancel').addEventListener('click', () => tokenWaiter && tokenWaiter(false));
     $('viewer-back').addEventListener('click', viewerBack);
+    $('viewer-original').addEventListener('click', (ev) => {
+      if (viewer) openFile(ev, viewer.documentId, viewer.page, viewer.source);
+    });
     $('viewer-prev').addEventListener('click', () => viewerPage(-1));
     $('viewer-next').addEventListener('click', () => viewerPage(1));
     $('doc-filter').addEventListener('input', renderDocs);
