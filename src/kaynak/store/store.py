@@ -25,6 +25,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
 
 from kaynak.errors import (
     CollectionNotFound,
@@ -115,7 +116,6 @@ class Store:
         check_connection(url)
         self.url = url
         self.db = Database(url, pool_size, tuple(read_urls), restart=restart)
-        self.pool = self.db.primary.pool  # the primary's pool (read-only use: tests, diagnostics)
         self._read = False
         try:
             with self.db.connection() as conn:
@@ -138,6 +138,11 @@ class Store:
         process if it stops); ``read_urls`` are read replicas of it."""
         restart = None if database_url else (lambda: restart_embedded(data_dir))
         return cls(resolve_url(database_url, data_dir), pool_size=pool_size, read_urls=read_urls, restart=restart)
+
+    @property
+    def pool(self) -> ConnectionPool:
+        """The primary's current pool (replaced after an outage); for tests and diagnostics, not for queries."""
+        return self.db.primary.pool
 
     def reader(self) -> Store:
         """This store for reads: the same object without replicas, else a view whose queries go to a replica
