@@ -86,6 +86,15 @@ class Settings(BaseSettings):
         "language (turkish: tur+eng, english: eng).",
     )
 
+    # --- sync and watch (docs/adr/0015-watch-and-sync.md)
+    watch_poll: bool | None = Field(
+        default=None, description="kaynak watch: true polls, false uses OS events; unset = poll on network drives."
+    )
+    watch_poll_ms: int = Field(default=1000, ge=50, le=600_000, description="Polling interval of kaynak watch.")
+    watch_settle_s: float = Field(
+        default=1.0, ge=0, le=600, description="A changed file waits this long without changes before it is taken."
+    )
+
     # --- search
     keyword_ranking: Literal["bm25", "ts_rank_cd"] = "bm25"
     bm25_k1: float = Field(default=0.9, ge=0)

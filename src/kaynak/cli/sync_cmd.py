@@ -7,6 +7,7 @@ Exit codes: 0 done (every file taken whole), 1 some files failed or an error, 2 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Annotated, Any
 
 import typer
@@ -119,3 +120,65 @@ def _print_status(s: dict[str, Any]) -> None:
         mode = "polling" if w["polling"] else "events"
         console.print(f"  watcher pid {w['pid']} on {_plain(w['host'])} ({mode}), heartbeat {w['heartbeat_at']}",
                       highlight=False)
+
+
+@app.command()
+def watch(
+    collection: Annotated[
+        list[str] | None, typer.Option("-c", "--collection", help="Collection to watch (repeatable); default: all.")
+    ] = None,
+    poll: Annotated[
+        bool | None,
+        typer.Option("--poll/--events", help="Poll the folders, or use OS events (default: KAYNAK_WATCH_POLL, else "
+                     "polling only for network drives)."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print each sync's report as one JSON line.")] = False,
+) -> None:
+    """Keep collections in sync with their folders until stopped (Ctrl-C or SIGTERM).
+
+    First syncs what changed while no watcher ran, then follows file-system events: a changed file is taken once
+    it has stopped changing (KAYNAK_WATCH_SETTLE_S), renames are re-pointed without embedding again, deleted files
+    are removed. `kaynak status` shows that the collection is watched. Safe to stop and restart at any moment.
+
+    Examples:
+
+      kaynak watch
+
+      kaynak watch -c notes --poll
+    """
+    import json
+    import signal
+    import sys
+
+    from kaynak.ingest.watch import Watcher
+
+    ctx = make_context()
+    stop = threading.Event()
+
+    def on_sync(report: Any) -> None:
+        if json_out:
+            sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+        elif report.changes or (report.ingest and report.ingest.failed) or any(
+            r["status"] != "ok" for r in report.roots
+        ):
+            console.print(f"{time.strftime('%H:%M:%S')} {_plain(report.summary())}", highlight=False, soft_wrap=True)
+            for f in (report.ingest.failed if report.ingest else [])[:50]:
+                err_console.print(f"[bold red]failed:[/] {_plain(f['error'])}", highlight=False, soft_wrap=True)
+
+    def on_ready(w: Watcher) -> None:
+        if not json_out:
+            mode = "polling" if w.polling else "file-system events"
+            err_console.print(f"watching {', '.join(w.roots)} ({mode}); Ctrl-C to stop", highlight=False)
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = [signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        with errors_handled():
+            Watcher(ctx.ingest, collection or None, poll=poll, on_sync=on_sync, on_ready=on_ready).run(stop)
+    finally:
+        for s, h in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
+            signal.signal(s, h)
+        ctx.close()

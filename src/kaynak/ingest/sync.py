@@ -163,8 +163,8 @@ def plan(
     sources: list[dict[str, Any]],
     hold: Callable[[str], bool] | None = None,
 ) -> Plan:
-    """Walk the remembered roots and compare stats with the stored documents. ``hold(path)`` true: that file (or
-    folder) is still changing; leave it out."""
+    """Walk the remembered roots and compare stats with the stored documents. ``hold(path)``, asked only for files
+    whose stat changed and for documents whose file is gone: true when that file is still changing (leave it out)."""
     p = Plan()
     states = p.states = store.file_states(collection)
     for src in sources:
@@ -189,9 +189,6 @@ def plan(
             p.jobs.setdefault(job.source, job)  # two roots giving one source: the first (by root) wins
         p.roots.append({"root": src["root"], "status": "ok", "files": len(found.jobs)})
     for source, job in sorted(p.jobs.items()):
-        if hold is not None and hold(os.fspath(job.path)):
-            p.held.append(source)
-            continue
         try:
             st: os.stat_result | None = os.stat(job.path)
         except OSError:
@@ -199,6 +196,8 @@ def plan(
         stored = states.get(source)
         if st is not None and stored is not None and stored[1] == st.st_size and stored[2] == st.st_mtime_ns:
             p.unchanged += 1
+        elif hold is not None and hold(os.fspath(job.path)):
+            p.held.append(source)
         else:
             p.changed.append((job, st))
     for source, (_sha, _size, _mtime, origin) in states.items():
