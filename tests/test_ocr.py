@@ -7,6 +7,7 @@ with the reason when it (or its Turkish and English data, or the DejaVu font) is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -274,14 +275,35 @@ def test_search_finds_the_scanned_page(tmp_path: Path, env: dict[str, str], uniq
     other_img, _ = render_page([other])
     (folder / "ek.png").write_bytes(image_bytes(other_img, "PNG"))
     ctx = Context()
+    question = "İşletme projesine itiraz süresi kaç gündür?"
     try:
         report = ctx.ingest.ingest([folder], unique_name, language="turkish")
         assert report.ok and sorted(report.added) == ["ek.png", "karar.pdf"], report.failed
-        hits = ctx.search.search("İşletme projesine itiraz süresi kaç gündür?", unique_name, mode="keyword", k=3)
+        hits = ctx.search.search(question, unique_name, mode="keyword", k=3)
+        top = hits[0]
+        assert (top.source, top.page) == ("karar.pdf", 2)
+        assert top.ocr is not None and top.ocr["confidence"] >= 80
+        assert "on beş gün" in top.text
+
+        # every face says so: REST (the hit as JSON), MCP (the hit as the model sees it), CLI (next to the page)
+        from fastapi.testclient import TestClient
+
+        from kaynak.api import create_app
+        from kaynak.mcp_server import _hit_for_model
+
+        with TestClient(create_app(ctx)) as client:
+            r = client.get("/v1/search", params={"q": question, "collections": unique_name, "mode": "keyword",
+                                                 "k": 1})
+        assert r.status_code == 200, r.text
+        assert r.json()["hits"][0]["ocr"] == top.ocr and r.json()["hits"][0]["page"] == 2
+        assert _hit_for_model(top.to_dict())["ocr"] == top.ocr
     finally:
         ctx.close()
-    top = hits[0]
-    assert (top.source, top.page) == ("karar.pdf", 2)
-    assert top.ocr is not None and top.ocr["confidence"] >= 80
-    assert "on beş gün" in top.text
-    assert top.to_dict()["ocr"] == top.ocr
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    result = CliRunner().invoke(app, ["search", question, "-c", unique_name, "--mode", "keyword", "-k", "1"])
+    assert result.exit_code == 0, result.output
+    assert "karar.pdf" in result.output and "p. 2" in result.output
+    assert re.search(r"OCR \d+ %", result.output), result.output
