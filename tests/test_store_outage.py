@@ -22,7 +22,7 @@ import pytest
 from kaynak.errors import DatabaseUnavailable, DataDirError, DataRejected, StoreError, WriteConflict
 from kaynak.store import Store
 from kaynak.store.connections import map_errors, translate
-from kaynak.store.server import check_major_version, embedded_major, stop_embedded
+from kaynak.store.server import check_major_version, embedded_major, embedded_uri, stop_embedded
 
 
 def test_translate_maps_driver_errors_to_kaynak_errors() -> None:
@@ -65,6 +65,9 @@ def test_a_data_folder_of_another_major_version_is_refused(tmp_path: Path) -> No
         check_major_version(pgdata)
     msg = info.value.message
     assert f"PostgreSQL {embedded_major() - 1}" in msg and "kaynak backup" in msg and "kaynak restore" in msg
+    with pytest.raises(DataDirError, match="kaynak backup"):
+        embedded_uri(tmp_path)  # refused before anything starts or changes
+    assert not (pgdata / "postmaster.pid").exists()
     (pgdata / "PG_VERSION").write_text(f"{embedded_major()}\n")
     check_major_version(pgdata)  # the same major version starts
 

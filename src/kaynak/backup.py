@@ -159,8 +159,15 @@ def restore(url: str, file: Path, *, replace: bool = False, embedded: bool = Fal
         _recreate_database(url)
     elif before:
         clean = ["--clean", "--if-exists"]
-    _run([restore_bin, "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", *clean,
-          f"--dbname={url}", str(file)], "pg_restore")
+    try:
+        _run([restore_bin, "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", *clean,
+              f"--dbname={url}", str(file)], "pg_restore")
+    except BackupError as err:
+        if '"vector"' in err.message or "extension vector" in err.message:
+            err.message += " — the target server needs pgvector 0.8 or newer (nothing was restored)"
+        else:
+            err.message += " (nothing was restored: it runs in one transaction)"
+        raise
     return {
         "file": str(file),
         "seconds": round(time.perf_counter() - t0, 2),
