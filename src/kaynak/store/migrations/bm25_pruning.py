@@ -92,14 +92,19 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
         DECLARE
             v_n float8;
             v_avgdl float8;
-            v_lex text[];
+            v_lex text[];      -- the query's known lexemes, highest bound first
             v_idf float8[];
             v_ub float8[];
-            v_rest float8[];  -- v_rest[i]: sum of the bounds of terms i.. (v_rest[count + 1] = 0)
+            v_df int[];
+            v_rest float8[];   -- v_rest[i]: sum of the bounds of terms i.. (v_rest[count + 1] = 0)
             v_count int;
-            v_i int := 1;     -- terms 1..v_i are read in full; the others only probed
-            v_theta float8 := 0;
+            v_seed int := 1;   -- terms 1..v_seed give the first candidates, from which θ is taken
+            v_i int;           -- terms 1..v_i are read in full; the others only probed
+            v_theta float8;
             v_eps float8;
+            v_ids text[];
+            v_part float8[];
+            v_rest_df bigint;
         BEGIN
             SELECT sum(d.chunk_count)::float8,
                    greatest(sum(d.token_count)::float8 / greatest(sum(d.chunk_count), 1), 1.0)
@@ -109,9 +114,9 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
                 RETURN;
             END IF;
             SELECT array_agg(t.lexeme ORDER BY t.ub DESC, t.lexeme), array_agg(t.idf ORDER BY t.ub DESC, t.lexeme),
-                   array_agg(t.ub ORDER BY t.ub DESC, t.lexeme)
-              INTO v_lex, v_idf, v_ub
-              FROM (SELECT s.lexeme, x.idf,
+                   array_agg(t.ub ORDER BY t.ub DESC, t.lexeme), array_agg(t.df ORDER BY t.ub DESC, t.lexeme)
+              INTO v_lex, v_idf, v_ub, v_df
+              FROM (SELECT s.lexeme, s.df, x.idf,
                            x.idf * s.max_tf * (p_k1 + 1)
                                / (s.max_tf + p_k1 * (1 - p_b + p_b * s.min_dl / v_avgdl)) AS ub
                       FROM lexeme_stats s
@@ -126,39 +131,83 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
                 v_rest[j] := v_rest[j + 1] + v_ub[j];
             END LOOP;
             v_eps := 1e-9 * v_rest[1];  -- slack for the last bits of floating-point sums: never prune a tie
-            LOOP
-                EXIT WHEN v_i >= v_count;
-                -- θ: the k-th best full score among the k best chunks by partial score over terms 1..v_i
-                SELECT CASE WHEN count(*) < p_k THEN 0 ELSE min(top.s + coalesce(e.s, 0)) END INTO v_theta
-                  FROM (SELECT p.chunk_id, sum({partial}) AS s
-                          FROM postings p
-                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_i])
-                           AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
-                         GROUP BY p.chunk_id ORDER BY s DESC LIMIT p_k) top
-                  CROSS JOIN LATERAL (
-                        SELECT sum({partial}) AS s FROM postings p
-                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
-                           AND p.chunk_id = top.chunk_id) e;
-                EXIT WHEN v_rest[v_i + 1] < v_theta - v_eps;
+
+            -- 1. θ, a lower bound of the k-th best score: the rarest terms (up to about 2,000 postings) give
+            --    candidates; the 4k best of them by partial score are scored fully (primary-key probes for the
+            --    other terms), and the k-th best of those real scores is θ (0 while fewer than k chunks match).
+            WHILE v_seed < v_count AND v_df[v_seed + 1] + (SELECT sum(x) FROM unnest(v_df[1:v_seed]) x) <= 2000 LOOP
+                v_seed := v_seed + 1;
+            END LOOP;
+            IF v_seed < v_count THEN
+                SELECT coalesce(min(f.s), 0) INTO v_theta FROM (
+                    SELECT top.s + coalesce(e.s, 0) AS s
+                      FROM (SELECT p.chunk_id, sum({partial}) AS s
+                              FROM postings p
+                             WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_seed])
+                               AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                             GROUP BY p.chunk_id ORDER BY s DESC LIMIT 4 * p_k) top
+                      CROSS JOIN LATERAL (
+                            SELECT sum({partial}) AS s FROM postings p
+                             WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_seed + 1:])
+                               AND p.chunk_id = top.chunk_id) e
+                     ORDER BY 1 DESC LIMIT p_k) f
+                 HAVING count(*) >= p_k;
+            END IF;
+            v_theta := coalesce(v_theta, 0);
+
+            -- 2. Read in full only the terms that can still matter: the fewest highest-bound terms whose
+            --    remaining bounds add up to less than θ (a chunk with none of them cannot reach θ).
+            v_i := 1;
+            WHILE v_i < v_count AND v_rest[v_i + 1] >= v_theta - v_eps LOOP
                 v_i := v_i + 1;
             END LOOP;
-            IF v_i >= v_count THEN
-                v_theta := 0;
+            IF v_i = v_count THEN
+                RETURN QUERY
+                SELECT p.chunk_id, sum({partial}) AS score
+                  FROM postings p
+                 WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex)
+                   AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                 GROUP BY p.chunk_id
+                 ORDER BY 2 DESC, p.chunk_id COLLATE "C"
+                 LIMIT p_k;
+                RETURN;
             END IF;
-            RETURN QUERY
-            SELECT c.chunk_id::text, c.s + coalesce(e.s, 0) AS score
-              FROM (SELECT p.chunk_id COLLATE "C" AS chunk_id, sum({partial}) AS s
+
+            -- 3. Candidates: chunks of those terms whose partial score plus the other terms' bounds reaches θ;
+            --    the other terms are probed per candidate, or read once when that is cheaper.
+            SELECT array_agg(c.chunk_id), array_agg(c.s) INTO v_ids, v_part
+              FROM (SELECT p.chunk_id, sum({partial}) AS s
                       FROM postings p
                      WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_i])
                        AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
-                     GROUP BY 1) c
-              LEFT JOIN LATERAL (
-                    SELECT sum({partial}) AS s FROM postings p
-                     WHERE v_i < v_count AND p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
-                       AND p.chunk_id = c.chunk_id) e ON TRUE
-             WHERE c.s + v_rest[v_i + 1] >= v_theta - v_eps
-             ORDER BY 2 DESC, c.chunk_id
-             LIMIT p_k;
+                     GROUP BY p.chunk_id) c
+             WHERE c.s + v_rest[v_i + 1] >= v_theta - v_eps;
+            IF v_ids IS NULL THEN
+                RETURN;
+            END IF;
+            SELECT sum(x) INTO v_rest_df FROM unnest(v_df[v_i + 1:]) x;
+            RAISE DEBUG 'kaynak_bm25_top seed % theta % essential % of % candidates % rest_df %',
+                v_seed, v_theta, v_i, v_count, cardinality(v_ids), v_rest_df;
+            IF cardinality(v_ids) * 12 < v_rest_df THEN  -- a probe costs about as much as reading 12 postings
+                RETURN QUERY
+                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
+                  CROSS JOIN LATERAL (
+                        SELECT sum({partial}) AS s FROM postings p
+                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                           AND p.chunk_id = c.chunk_id) e
+                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                 LIMIT p_k;
+            ELSE
+                RETURN QUERY
+                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
+                  LEFT JOIN (SELECT p.chunk_id, sum({partial}) AS s FROM postings p
+                              WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                              GROUP BY p.chunk_id) e ON e.chunk_id = c.chunk_id
+                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                 LIMIT p_k;
+            END IF;
         END $$;
         """
     )
