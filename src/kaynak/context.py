@@ -15,8 +15,8 @@ from kaynak.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
+    from kaynak.embeddings.rerank import Reranker
     from kaynak.ingest import IngestService
-    from kaynak.rerank import Reranker
     from kaynak.search import SearchService
     from kaynak.store import Store
 
@@ -42,11 +42,14 @@ class Context:
         from kaynak.embeddings import get_embedder
 
         return get_embedder(
-            name or self.settings.embedder, threads=self.settings.threads, prefixes=self.settings.model_prefixes
+            name or self.settings.embedder,
+            threads=self.settings.threads,
+            prefixes=self.settings.model_prefixes,
+            data_dir=self.settings.data_dir,
         )
 
     def reranker(self, name: str | None = None) -> Reranker | None:
-        from kaynak.rerank import get_reranker
+        from kaynak.embeddings.rerank import get_reranker
 
         return get_reranker(name or self.settings.reranker)
 

