@@ -68,7 +68,7 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     install_handlers(app)
     # Outermost: Host / Origin, auth and body limits before anything reads the request (kaynak.api.limits).
-    app.add_middleware(Guard, settings=settings, router=lambda: app.router)
+    app.add_middleware(Guard, settings=settings, routes=[r for router in ROUTERS for r in router.routes])
     return app
 
 

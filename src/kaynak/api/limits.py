@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -94,12 +94,12 @@ def too_large(limit_bytes: int, multipart: bool) -> RequestTooLarge:
 
 
 class Guard:
-    """The checks above, before the app runs (``router`` finds the route a request is for, to know its auth)."""
+    """The checks above, before the app runs (``routes``: the API's routes, to find the auth a request needs)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, router: Callable[[], Any]) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings, routes: Sequence[Any]) -> None:
         self.app = app
         self.settings = settings
-        self.router = router
+        self.routes = list(routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -149,7 +149,7 @@ class Guard:
     def _check_auth(self, scope: Scope, headers: dict[str, str]) -> None:
         if scope.get("method") not in BODY_METHODS:
             return  # nothing to read before the dependencies run
-        for route in self.router().routes:
+        for route in self.routes:
             match, _ = route.matches(scope)
             if match is Match.FULL:
                 calls = {getattr(d, "dependency", None) for d in getattr(route, "dependencies", [])}

@@ -41,13 +41,26 @@ def problem(
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=all_headers or None)
 
 
-def error_response(err: KaynakError, instance: str | None = None) -> JSONResponse:
+def hide_paths(text: str, *folders: Any) -> str:
+    """``text`` without the server's own folders (the data folder, an upload folder): no internal paths leak."""
+    for folder in folders:
+        if folder:
+            text = text.replace(str(folder), "<data_dir>")
+    return text
+
+
+def error_response(err: KaynakError, instance: str | None = None, data_dir: Any = None) -> JSONResponse:
     """The problem+json answer for a KaynakError (``Retry-After`` when retrying may help)."""
     extra: dict[str, Any] = {"field": getattr(err, "field", None)}
     if hasattr(err, "path"):
-        extra["file"] = err.path
+        extra["file"] = hide_paths(str(err.path), data_dir)
     headers = {"Retry-After": str(err.retry_after)} if err.retry_after else None
-    return problem(err.status, err.title, err.message, instance, headers=headers, **extra)
+    return problem(err.status, err.title, hide_paths(err.message, data_dir), instance, headers=headers, **extra)
+
+
+def _data_dir(request: Request) -> Any:
+    context = getattr(request.app.state, "context", None)
+    return getattr(getattr(context, "settings", None), "data_dir", None)
 
 
 async def send_problem(
@@ -100,7 +113,7 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(KaynakError)
     async def _kaynak_error(request: Request, err: KaynakError) -> JSONResponse:
-        return error_response(err, request.url.path)
+        return error_response(err, request.url.path, _data_dir(request))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
@@ -115,7 +128,7 @@ def install_handlers(app: FastAPI) -> None:
     async def _http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
         cause = err.__cause__ or err.__context__
         if isinstance(cause, KaynakError):  # raised while FastAPI read the body (a size limit, say)
-            return error_response(cause, request.url.path)
+            return error_response(cause, request.url.path, _data_dir(request))
         titles = {404: "not found", 405: "method not allowed", 413: "request too large"}
         detail = str(err.detail) if err.detail else titles.get(err.status_code, "error")
         if err.status_code == 404 and detail == "Not Found":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import collections, documents, health, search
+from . import collections, documents, health, search, sync
 
-ROUTERS = [search.router, collections.router, documents.router, health.router]
+ROUTERS = [search.router, collections.router, documents.router, health.router, sync.router]
 
 __all__ = ["ROUTERS"]

@@ -12,6 +12,7 @@ from kaynak.context import Context
 from kaynak.errors import DatabaseUnavailable, KaynakError
 
 from ..deps import get_context
+from ..problems import hide_paths
 
 router = APIRouter(prefix="/v1", tags=["health"])
 
@@ -53,4 +54,6 @@ def health(ctx: Annotated[Context, Depends(get_context)]) -> JSONResponse:
         model.update(ok=False, error=str(err))
     model["reranker"] = settings.reranker
     body["model"] = model
+    if not body["database"]["ok"]:
+        body["database"]["error"] = hide_paths(str(body["database"]["error"]), settings.data_dir)
     return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers=headers or None)
