@@ -265,3 +265,91 @@ def test_chunk_ids_follow_the_new_source(
     assert moved.id == doc.id and moved.sha256 == doc.sha256
     ids = [chunk_id(unique_name, "z.md", doc.sha256, i) for i in range(doc.chunk_count)]
     assert len(store.get_chunks(ids)) == doc.chunk_count
+
+
+def test_hits_of_a_file_changed_on_disk_say_stale(
+    service: IngestService, store: Store, env: dict[str, str], tmp_path: Path, unique_name: str
+) -> None:
+    from kaynak.context import Context
+
+    for i in range(3):
+        write(tmp_path / f"s{i}.md", text_for(i))
+    service.ingest([tmp_path], unique_name, language="english", remember=True)
+    with Context(load_settings()) as ctx:
+        def stale_of(query: str) -> dict[str, bool]:
+            return {h.source: h.stale for h in ctx.search.search(query, collections=[unique_name], k=10)}
+
+        assert set(stale_of("river town lake note").values()) == {False}
+        write(tmp_path / "s0.md", text_for(0, version=5))  # edited
+        (tmp_path / "s1.md").unlink()  # deleted
+        os.utime(tmp_path / "s2.md", ns=(10**18, 10**18))  # touched, same bytes: not stale
+        flags = stale_of("river town lake note")
+        assert flags["s0.md"] is True and flags["s1.md"] is True and flags["s2.md"] is False
+        sync(service, unique_name)
+        assert set(stale_of("river town lake note").values()) == {False}
+
+
+def test_status_over_rest_and_mcp(
+    service: IngestService, store: Store, env: dict[str, str], tmp_path: Path, unique_name: str
+) -> None:
+    import asyncio
+
+    from fastapi.testclient import TestClient
+
+    from kaynak.api import create_app
+    from kaynak.context import Context
+    from kaynak.mcp_server import build_mcp
+
+    make_tree(tmp_path, 2)
+    write(tmp_path / "empty.md", "")
+    service.ingest([tmp_path], unique_name, language="english", remember=True)
+    write(tmp_path / "pending.md", text_for(4))
+    with Context(load_settings()) as ctx:
+        with TestClient(create_app(ctx)) as client:
+            r = client.get(f"/v1/collections/{unique_name}/status")
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["files_pending"] == 1 and body["pending"] == ["pending.md"]
+            assert body["files_failing"] == 1 and body["failing"][0]["source"] == "empty.md"
+            assert body["watching"] is False and body["last_sync_at"]
+            assert client.get("/v1/collections/no_such_one_here/status").status_code == 404
+
+        result = asyncio.run(build_mcp(ctx.search).call_tool("list_collections", {}))
+        [mine] = [c for c in result.structured_content["collections"] if c["name"] == unique_name]
+        assert mine["sync"]["files_pending"] == 1 and mine["sync"]["watching"] is False
+        assert mine["sync"]["failing"][0]["source"] == "empty.md"
+
+
+def test_serve_watch_keeps_the_collection_current(
+    env: dict[str, str], store: Store, tmp_path: Path, unique_name: str
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from kaynak.cli import app
+
+    make_tree(tmp_path, 2)
+    assert CliRunner().invoke(app, ["ingest", str(tmp_path), "-c", unique_name, "--language", "english"]).exit_code == 0
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kaynak", "serve", "--watch", "--port", str(port), "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **env, "KAYNAK_WATCH_SETTLE_S": "0.3"},
+    )
+    try:
+        end = time.monotonic() + 90
+        while not collection_status(store, unique_name, scan=False)["watching"]:
+            assert time.monotonic() < end and proc.poll() is None, "the server's watcher did not start"
+            time.sleep(0.2)
+        write(tmp_path / "served.md", text_for(12))
+        while db_mismatches(store, unique_name, tmp_path):
+            assert time.monotonic() < end, db_mismatches(store, unique_name, tmp_path)
+            time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)

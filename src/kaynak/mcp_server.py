@@ -50,6 +50,7 @@ def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
         "section": hit.get("section"),
         "collection": hit.get("collection"),
         "ocr": hit.get("ocr"),
+        "stale": hit.get("stale", False),
         "chunk_id": hit.get("chunk_id"),
         "score": hit.get("score"),
         "scores": hit.get("scores", {}),
@@ -139,7 +140,8 @@ def build_mcp(
         null), `collection`, `chunk_id` (pass it to read_context for the text around the hit), `score` and
         per-retriever `scores` (vector/keyword ranks), `text` (the whole chunk the quote comes from), and `ocr`
         (null, or {"confidence": 0–100} when the page is a scan read by OCR: say so when quoting, since the text
-        may hold misread letters). An empty
+        may hold misread letters), and `stale` (true when the file changed on disk after it was indexed: the quote
+        may no longer be in it; say so). An empty
         list means nothing matched: rephrase, try the other language, or check list_collections.
         """
         selected: str | list[str] | None = collections
@@ -159,13 +161,21 @@ def build_mcp(
         """List the searchable collections.
 
         Returns {"collections": [...]}, each with `name`, `language` (turkish, english or simple), `embedder`,
-        `document_count` and `chunk_count`. Use a name in search's `collections` argument.
+        `document_count`, `chunk_count` and `sync`: how current it is with its folders (`last_sync_at`,
+        `files_pending` changed on disk and not yet indexed, `files_failing` with `failing` reasons, `watching`
+        true when a watcher keeps it current). Use a name in search's `collections` argument.
         """
+        from kaynak.ingest.sync import collection_status
+
+        def sync_of(s: SearchService, name: str) -> dict[str, Any]:
+            st = collection_status(s.store, name)
+            return {"last_sync_at": st["last_sync_at"], "files_pending": st["files_pending"],
+                    "files_failing": st["files_failing"], "failing": st["failing"][:10], "watching": st["watching"]}
 
         def run(s: SearchService) -> list[dict[str, Any]]:
             return [
                 {"name": c.name, "language": c.language, "embedder": c.embedder,
-                 "document_count": c.document_count, "chunk_count": c.chunk_count}
+                 "document_count": c.document_count, "chunk_count": c.chunk_count, "sync": sync_of(s, c.name)}
                 for c in s.list_collections()
             ]
 

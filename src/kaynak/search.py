@@ -47,6 +47,7 @@ from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, I
 from kaynak.fusion import Fused, rrf
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.rules import check_filter_value, check_query_length
+from kaynak.staleness import stale_chunks
 from kaynak.store import SearchFilters, Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
@@ -416,6 +417,7 @@ class SearchService:
             )
             quotes.update(zip(ids, spans, strict=True))
         ocr = self.store.ocr_confidences([f.id for f in top])  # pages read by OCR (kaynak.loaders.ocr)
+        stale = stale_chunks(self.store, [f.id for f in top])  # files changed on disk since (kaynak.staleness)
         hits = []
         for f in top:
             rec = records[f.id]
@@ -444,6 +446,7 @@ class SearchService:
                     text=rec.text,
                     document_id=rec.document_id,
                     ocr={"confidence": ocr[rec.id]} if rec.id in ocr else None,
+                    stale=rec.id in stale,
                 )
             )
         return hits

@@ -141,6 +141,7 @@ class Hit:
     text: str = ""
     document_id: int | None = None  # the document's id (the web page opens the original file by it)
     ocr: dict[str, Any] | None = None  # {"confidence": 0–100} when the page was OCR'd: the quote is OCR text
+    stale: bool = False  # the document's file changed on disk after it was indexed (kaynak.staleness)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -86,6 +86,8 @@ def search(
             place.append(f"  [{hit.collection}]", style="dim")
         if hit.ocr:  # a scanned page: the quote is OCR text, not the original's glyphs
             place.append(f"  OCR {hit.ocr.get('confidence', 0):.0f} %", style="yellow")
+        if hit.stale:  # the file changed on disk after it was indexed: the quote may no longer be there
+            place.append("  changed on disk since indexed", style="red")
         console.print(place, soft_wrap=True)
         quote = Text(hit.quote.text.replace("\n", " "))
         for a, b in spans:

@@ -16,6 +16,9 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind; default 127.0.0.1 (this machine only).")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="TCP port; default 8765.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: debug, info, warning, error.")] = "info",
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Also keep every collection with remembered folders current (kaynak watch).")
+    ] = False,
 ) -> None:
     """Serve the web page at /, the REST API at /v1 (OpenAPI at /docs) and MCP at /mcp (Streamable HTTP).
 
@@ -44,8 +47,18 @@ def serve(
     err_console.print(f"kaynak on http://{s.host}:{s.port}  page /  REST /v1  docs /docs  MCP /mcp", highlight=False)
     from kaynak.api import serve as run_server
 
-    with errors_handled():
-        run_server(ctx, log_level=log_level)
+    watcher = None
+    if watch:  # the same watcher as `kaynak watch`, in a thread of this process (kaynak.ingest.watch)
+        from kaynak.ingest.watch import start_watcher
+
+        watcher = start_watcher(ctx.ingest)
+    try:
+        with errors_handled():
+            run_server(ctx, log_level=log_level)
+    finally:
+        if watcher is not None:
+            watcher[1].set()
+            watcher[0].join(timeout=30)
 
 
 @app.command()
