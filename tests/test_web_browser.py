@@ -190,6 +190,9 @@ def search(driver: Any, query: str, collection: str | None = None) -> list[Any]:
 
 def pick(driver: Any, names: list[str]) -> None:
     """Choose exactly these collections in the picker (without searching)."""
+    wait(driver, lambda d: d.execute_script(
+        "const have = [...document.querySelectorAll('#collection-boxes input')].map(b => b.value);"
+        "return arguments[0].every(n => have.includes(n))", names))
     driver.execute_script(
         "document.getElementById('all-collections').checked = false;"
         "for (const b of document.querySelectorAll('#collection-boxes input'))"
@@ -400,8 +403,14 @@ def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) 
     field.clear()
     field.send_keys(collection)
     css(en, "#up-files").send_keys(str(doc))
+    en.execute_script(
+        "window.__statuses = []; new MutationObserver(() => window.__statuses.push("
+        "document.getElementById('up-status').textContent)).observe(document.getElementById('up-status'),"
+        " {childList: true, characterData: true, subtree: true})")
     css(en, "#up-submit").click()
     wait(en, lambda d: "1 added" in css(d, "#up-status").text, timeout=60)
+    statuses = en.execute_script("return window.__statuses")
+    assert any(s.startswith("Sending") for s in statuses) and "Reading and ingesting the documents…" in statuses
     shot(en, "upload-done")
     css(en, ".tab[data-view=search]").click()
     hits = search(en, "zebercet defteri", collection)
@@ -441,6 +450,13 @@ def test_upload_a_folder(en: Any, ctx: Context, collection: str, tmp_path: Path)
         wait(en, lambda d: "2 added" in css(d, "#up-status").text, timeout=60)
         sources = sorted(d.source for d in ctx.search.list_documents(target))
         assert sources == ["klasor/a.md", "klasor/alt/b.txt"], sources
+        # several collections at once: hits from both, each labelled with its collection
+        css(en, ".tab[data-view=search]").click()
+        pick(en, [collection, target])
+        hits = search(en, "kuşkonmaz")
+        labels = {h.find_element("css selector", ".where").text.split("COLLECTION")[-1].strip() for h in hits}
+        assert labels == {collection, target}, labels
+        assert en.current_url.count("c=") == 2
     finally:
         en.execute_script("sessionStorage.clear()")
         with contextlib.suppress(CollectionNotFound):  # the upload may have failed before creating it
