@@ -4,6 +4,7 @@ original files (by document id only; symlinks, swapped folders, missing files an
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -263,6 +264,10 @@ def test_original_file_swapped_for_a_symlink_is_refused(
         r = client.get(f"/v1/documents/{doc}/file")
         assert r.status_code == 404 and "top secret" not in r.text, r.text
         assert r.headers["content-type"].startswith("application/problem+json")
+        target.unlink()
+        target.write_bytes(saved + b"\nedited after the ingest\n")
+        r = client.get(f"/v1/documents/{doc}/file")
+        assert r.status_code == 404 and "changed since it was ingested" in r.json()["detail"], r.text
     finally:
         target.unlink(missing_ok=True)
         target.write_bytes(saved)
@@ -302,6 +307,12 @@ def test_open_original_rules(tmp_path: Path) -> None:
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"))
     handle.close()
     assert meta.disposition == "attachment" and meta.content_type == "text/plain"
+    digest = hashlib.sha256(b"x").hexdigest()
+    meta, handle = open_original("notes/b.txt", str(real / "b.txt"), digest)
+    with handle:
+        assert handle.read() == b"x"  # hashed, then rewound
+    with pytest.raises(OriginalFileUnavailable, match="changed since it was ingested"):
+        open_original("notes/b.txt", str(real / "b.txt"), "0" * 64)
 
 
 def _luminance(hex_colour: str) -> float:

@@ -3,7 +3,8 @@
 ``documents.origin`` holds the absolute path of the file at ingest time (uploads: the kept copy under
 ``<data_dir>/uploads``). A request names a document id, never a path. Before serving, the origin must still be a
 regular file whose real path (symlinks and ``..`` resolved) equals the stored path exactly, so a file swapped for a
-symlink, or a folder on the way replaced by one, is refused rather than followed.
+symlink, or a folder on the way replaced by one, is refused rather than followed; and its bytes must still hash to
+the document's sha256, so what is served is exactly what was ingested (an edited file waits for a re-ingest).
 
 What the browser gets: PDF inline (so ``#page=N`` opens it at the page); every other format as an attachment with
 its own content type and a sandboxing Content-Security-Policy, so an ingested HTML file can never run script in
@@ -12,6 +13,7 @@ the page's origin (the page shows those as stored page text instead).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -54,11 +56,12 @@ def _gone(source: str, why: str) -> OriginalFileUnavailable:
     return OriginalFileUnavailable(f"the original of {source!r} {why}; re-ingest it to open the original")
 
 
-def open_original(source: str, origin: str | None) -> tuple[OriginalFile, BinaryIO]:
+def open_original(source: str, origin: str | None, sha256: str | None = None) -> tuple[OriginalFile, BinaryIO]:
     """The checked, opened file behind a document (``source`` names it in messages and in the download name).
 
     Checks: ``origin`` is known and absolute, its real path is ``origin`` itself (no symbolic link anywhere on
-    the way, no ``..``), the last part is opened without following a link, and what was opened is a regular file.
+    the way, no ``..``), the last part is opened without following a link, what was opened is a regular file,
+    and (with ``sha256``) its bytes are still the ones that were ingested, so page numbers and quotes still fit.
     """
     if not origin:
         raise _gone(source, "was ingested before kaynak remembered file locations, so its file is unknown")
@@ -78,6 +81,14 @@ def open_original(source: str, origin: str | None) -> tuple[OriginalFile, Binary
     except BaseException:
         os.close(fd)
         raise
+    if sha256 is not None:
+        digest = hashlib.sha256()
+        while block := handle.read(1 << 20):
+            digest.update(block)
+        if digest.hexdigest() != sha256:
+            handle.close()
+            raise _gone(source, f"at {origin} has changed since it was ingested (its pages may no longer match)")
+        handle.seek(0)
     path = Path(origin)
     ext = path.suffix.lower()
     meta = OriginalFile(

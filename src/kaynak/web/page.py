@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from kaynak.vocabulary import MAX_K, SEARCH_MODES
+from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, SEARCH_MODES
 from kaynak.web.i18n import LANGS, STRINGS
 
 LANG_NAMES = {"tr": "Türkçe", "en": "English"}
@@ -122,7 +122,7 @@ data-max-k="{MAX_K}">
  <form id="search-form" role="search">
   <label for="q">{t["search_label"]}</label>
   <div class="row">
-   <input id="q" name="q" type="search" required maxlength="4000" autocomplete="off" \
+   <input id="q" name="q" type="search" required maxlength="{MAX_QUERY_CHARS}" autocomplete="off" \
 placeholder="{t["search_placeholder"]}">
    <button type="submit" id="search-button">{t["search_button"]}</button>
   </div>

@@ -140,10 +140,10 @@ def router(context: Context) -> APIRouter:
            summary="A document's original file")
     async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
         """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
-        (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, moved or
-        replaced by a symbolic link since it was ingested."""
+        (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, changed,
+        or reached through a symbolic link since it was ingested."""
         doc, origin = await run_in_threadpool(context.search.document_origin, document_id)
-        meta, handle = await run_in_threadpool(open_original, doc.source, origin)
+        meta, handle = await run_in_threadpool(open_original, doc.source, origin, doc.sha256)
         headers = {
             **COMMON_HEADERS,
             "Content-Length": str(meta.size),
