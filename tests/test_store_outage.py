@@ -131,3 +131,12 @@ def test_outage_fails_fast_then_the_embedded_server_is_restarted(
         assert "restarting it" in messages and "was restarted" in messages
     finally:
         store.close()
+
+
+def test_small_helpers(store: Store) -> None:
+    from kaynak.store.connections import lsn_to_int, redact
+
+    assert lsn_to_int("0/16B3748") == 0x16B3748 and lsn_to_int("1/0") == 1 << 32 and lsn_to_int(None) is None
+    assert redact("postgresql://u:secret@h/db") == "postgresql://u:***@h/db"
+    assert "secret" not in redact("host=h user=u password=secret dbname=db")
+    assert store.reader() is store  # no replicas: reads use the primary's store itself
