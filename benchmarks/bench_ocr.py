@@ -56,7 +56,7 @@ LANGS = {"tr": "turkish", "en": "english"}
 
 
 def _page(lang: str, index: int, per_page: int = 3, **kw: Any) -> tuple[Any, str]:
-    texts = [t for _, t in paragraphs(lang, per_page, start=(index * per_page) % 230)]
+    texts = [t for _, t in paragraphs(lang, per_page, start=index * per_page)]
     return render_page(texts, seed=index, **kw)
 
 

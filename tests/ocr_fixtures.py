@@ -52,7 +52,7 @@ def paragraphs(lang: str, n: int, start: int = 0) -> list[tuple[str, str]]:
     corpus = SHARED_DATA / "retrieval" / "xquad" / lang / "corpus.jsonl"
     if corpus.is_file():
         rows = [json.loads(line) for line in corpus.read_text("utf-8").splitlines() if line.strip()]
-        rows = rows[start : start + n]
+        rows = [rows[(start + k) % len(rows)] for k in range(n)]  # wraps around: any page count works
         return [(r["_id"], " ".join(r["text"].split())) for r in rows]
     texts = FALLBACK[lang]
     return [(f"fallback-{lang}-{i}", texts[(start + i) % len(texts)]) for i in range(n)]
