@@ -13,7 +13,7 @@ from kaynak.context import Context
 
 from .deps import ReadAuth, no_nul_params
 from .limits import Guard, mcp_transport_security
-from .problems import install_handlers
+from .problems import install_handlers, responses
 from .routes import ROUTERS
 
 
@@ -49,6 +49,7 @@ def create_app(context: Context | None = None) -> FastAPI:
             "The MCP Streamable HTTP endpoint is at `/mcp`."
         ),
         lifespan=lifespan,
+        responses=responses(400, 401, 403, 404, 408, 413, 421, 422, 503),  # every route may answer these
         dependencies=[Depends(no_nul_params)],
     )
     app.state.context = ctx
