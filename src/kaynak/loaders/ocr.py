@@ -132,6 +132,13 @@ def ocr_status() -> dict[str, Any]:
     return status
 
 
+def ocr_fingerprint() -> str:
+    """What OCR can do here, in one line (``tesseract 5.3.0 eng+tur`` or ``no OCR``): part of the key under which
+    the ingest remembers failed files, so a scan refused for want of Tesseract is read once it is installed."""
+    info = tesseract_info()
+    return f"{info.engine} {'+'.join(info.languages)}" if info is not None else "no OCR"
+
+
 def ocr_languages(collection_language: str | None, override: str | None = None) -> str:
     """Tesseract's ``-l`` value: ``override`` (KAYNAK_OCR_LANGUAGES) when set, else by the collection's language."""
     if override and override.strip():
