@@ -79,8 +79,10 @@ class IngestService:
         from kaynak import __version__
 
         s = self.settings
+        from kaynak.loaders.ocr import ocr_fingerprint  # a scan refused without Tesseract is retried once it is there
+
         return f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; " \
-            f"max file {s.max_file_mb:g} MB"
+            f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}"
 
     def close(self) -> None:
         """Stop the parse workers (a later ingest starts new ones)."""
