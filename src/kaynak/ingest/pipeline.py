@@ -2,7 +2,7 @@
 
 Pipeline (docs/adr/0006-ingest-pipeline.md)::
 
-    items ──► [reader thread] prepare: hash → skip unchanged → load → chunk → header texts
+    items ──► [reader thread] prepare: hash → skip unchanged → [parse worker: load → chunk]
                 │ bounded queue
                 ▼
               [calling thread] embed in batches across documents (keeps the embedder busy);
@@ -26,7 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,19 +68,40 @@ def embedding_text(title: str, section: str | None, text: str) -> str:
 # ---------------------------------------------------------------------------------------------- pipeline items
 @dataclass
 class _Prepared:
+    """A document ready to embed. Chunks from the parse workers come without their text (it is a slice of the page
+    text, cut when needed), so a large document is held once, not three times (page, chunk, embedding text)."""
+
     source: str
     sha256: str
     title: str
     metadata: dict[str, Any]
     pages: list[Page]
     chunks: list[Chunk]
-    texts: list[str]
     warnings: list[str]
     origin: str | None = None
     file_stat: tuple[int, int] | None = None  # (size, mtime_ns) when hashed (kaynak.ingest.sync compares it)
     vectors: np.ndarray | None = None
     filled: int = 0
     chars: int = 0  # page text held in memory (the reader's budget)
+
+    def chunk_text(self, i: int) -> str:
+        c = self.chunks[i]
+        if c.text or c.char_end <= c.char_start:
+            return c.text
+        return self._page(c.page).text[c.char_start : c.char_end]
+
+    def embedding_text(self, i: int) -> str:
+        c = self.chunks[i]
+        return embedding_text(self.title, c.section, self.chunk_text(i))
+
+    def with_chunk_texts(self) -> list[Chunk]:
+        return [c if c.text else replace(c, text=self.chunk_text(i)) for i, c in enumerate(self.chunks)]
+
+    def _page(self, number: int) -> Page:
+        page = self.pages[number - 1] if 0 < number <= len(self.pages) else None
+        if page is None or page.number != number:
+            page = next(p for p in self.pages if p.number == number)
+        return page
 
 
 @dataclass
@@ -352,7 +373,7 @@ class Run:
                         self.fail(item)
                     else:
                         pending.append(item)
-                        n_pending += len(item.texts)
+                        n_pending += len(item.chunks)
                 if self.stop.is_set():
                     # Finish the documents already started; start no new ones.
                     dropped = [d for d in pending if d.filled == 0]
@@ -360,7 +381,7 @@ class Run:
                         self._release(d.chars)
                     if dropped:
                         pending = deque(d for d in pending if d.filled > 0)
-                        n_pending = sum(len(d.texts) - d.filled for d in pending)
+                        n_pending = sum(len(d.chunks) - d.filled for d in pending)
                         self.report.interrupted = True
                 if n_pending == 0:
                     if producer_done or self.stop.is_set():
@@ -368,8 +389,8 @@ class Run:
                     continue
                 texts: list[str] = []
                 for d in pending:
-                    take = min(len(d.texts) - d.filled, self.batch - len(texts))
-                    texts.extend(d.texts[d.filled : d.filled + take])
+                    take = min(len(d.chunks) - d.filled, self.batch - len(texts))
+                    texts.extend(d.embedding_text(j) for j in range(d.filled, d.filled + take))
                     if len(texts) >= self.batch:
                         break
                 vecs = self.emb.embed_passages(texts)
@@ -377,12 +398,12 @@ class Run:
                 while pending and pos < len(vecs):
                     d = pending[0]
                     if d.vectors is None:
-                        d.vectors = np.empty((len(d.texts), vecs.shape[1]), dtype=np.float32)
-                    take = min(len(d.texts) - d.filled, len(vecs) - pos)
+                        d.vectors = np.empty((len(d.chunks), vecs.shape[1]), dtype=np.float32)
+                    take = min(len(d.chunks) - d.filled, len(vecs) - pos)
                     d.vectors[d.filled : d.filled + take] = vecs[pos : pos + take]
                     d.filled += take
                     pos += take
-                    if d.filled == len(d.texts):
+                    if d.filled == len(d.chunks):
                         pending.popleft()
                         self._forward(d)
                 n_pending -= len(texts)
@@ -457,7 +478,7 @@ class Run:
         self.current = d.source
         try:
             doc_id = self.store.replace_document(
-                self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.chunks, d.vectors,
+                self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.with_chunk_texts(), d.vectors,
                 skip_if_unchanged=True, warnings=d.warnings, origin=d.origin, file_stat=d.file_stat,
             )
         except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
@@ -558,10 +579,9 @@ def prepare_file(
         if isinstance(answer, ParseFailure):
             return _Fail(job.source, answer.reason, answer.warnings, sha)
         title = bounded_title(answer.title) or bounded_title(Path(job.source).stem) or job.source[:MAX_TITLE]
-        texts = [embedding_text(title, c.section, c.text) for c in answer.chunks]
         return _Prepared(
-            job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, texts, answer.warnings,
-            origin, (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
+            job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, answer.warnings, origin,
+            (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
         )
 
     return _Pending(job.source, submit(task), finish)
@@ -584,12 +604,11 @@ def bounded_title(title: str | None) -> str:
 
 
 def prepare_loaded(source: str, sha: str, doc: LoadedDocument, settings: Settings) -> _Prepared:
-    """Chunk a loaded document and build the texts the embedder sees."""
+    """Chunk a loaded document (in this process: used for in-memory documents)."""
     from kaynak.chunking import chunk_pages
 
     chunks = chunk_pages(doc.pages, chunk_size=settings.chunk_size, overlap=settings.chunk_overlap)
     if not chunks:
         raise NoText(source, "no text to index")
     title = bounded_title(doc.title) or bounded_title(Path(source).stem) or source[:MAX_TITLE]
-    texts = [embedding_text(title, c.section, c.text) for c in chunks]
-    return _Prepared(source, sha, title, dict(doc.metadata), list(doc.pages), chunks, texts, list(doc.warnings))
+    return _Prepared(source, sha, title, dict(doc.metadata), list(doc.pages), chunks, list(doc.warnings))

@@ -39,7 +39,7 @@ import time
 import warnings
 import weakref
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kaynak.types import Chunk, Page
@@ -63,6 +63,10 @@ _PRELOAD = [
     "docx",
     "yaml",
 ]
+
+#: Text one document may hold (characters): with the page text held once in the ingest process, this keeps a
+#: single document well inside the 1 GiB the ingest process may use (docs/adr/0009-ingest-isolation.md).
+MAX_DOCUMENT_CHARS = 50_000_000
 
 #: Warnings kept per file, and characters per warning.
 MAX_WARNINGS = 20
@@ -175,6 +179,14 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
                 add_warning(found, w)
             if not chunks:
                 return ParseFailure("no text to index", _warnings(found, caught, chatter))
+            chars = sum(len(p.text) for p in doc.pages)
+            if chars > MAX_DOCUMENT_CHARS:
+                return ParseFailure(
+                    f"{chars:,} characters of text is over the {MAX_DOCUMENT_CHARS:,} one document may hold; "
+                    "split the file", _warnings(found, caught, chatter),
+                )
+            # The text of a chunk is a slice of its page: the caller cuts it when needed instead of receiving it twice.
+            chunks = [replace(c, text="") for c in chunks]
             notes = _warnings(found, caught, chatter)
             return Parsed(sha, doc.title, dict(doc.metadata), list(doc.pages), chunks, notes)
     finally:
