@@ -74,6 +74,8 @@ def test_page_headers_csp_and_no_cookies(client: TestClient) -> None:
     assert "style=" not in html, "no inline styles"
     # nothing external
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    head = client.head("/")
+    assert head.status_code == 200 and head.headers["content-security-policy"] == csp
 
 
 def test_language_from_accept_language_and_switch(client: TestClient) -> None:

@@ -88,7 +88,7 @@ def router(context: Context) -> APIRouter:
 
     read = [Read]
 
-    @r.get("/", include_in_schema=False)
+    @r.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page(request: Request, lang: Annotated[str | None, Query(max_length=10)] = None) -> HTMLResponse:
         chosen = choose_language(lang, request.headers.get("accept-language"))
         html = render_page(
@@ -106,7 +106,7 @@ def router(context: Context) -> APIRouter:
         }
         return HTMLResponse(html, headers=headers)
 
-    @r.get("/static/{name}", include_in_schema=False)
+    @r.api_route("/static/{name}", methods=["GET", "HEAD"], include_in_schema=False)
     def static(name: Annotated[str, PathParam(max_length=100)], v: str | None = None) -> Response:
         if name not in assets:
             raise NotFound(f"no page asset named {name!r}")
