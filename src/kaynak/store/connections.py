@@ -156,7 +156,9 @@ def make_pool(url: str, size: int, name: str, *, wait: bool) -> ConnectionPool:
         open=False,
         name=name,
         timeout=POOL_WAIT_S,
-        kwargs={"connect_timeout": 5},
+        # a peer that vanishes without closing (network partition) fails a request within ~10 s, not TCP's minutes
+        kwargs={"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
+                "keepalives_count": 3, "tcp_user_timeout": 10_000},
     )
     try:
         pool.open(wait=wait, timeout=30)
@@ -360,13 +362,17 @@ class Database:
             now = time.monotonic()
             if now < ep.retry_at:
                 continue
-            ep.retry_at = now + ep.retry_delay  # this thread retries; the others use the primary meanwhile
-            ep._probed_at = 0.0
-            if ep.probe() and self._schema_ok(ep):
-                self._replica_back(ep)
-                return ep
-            self._replica_failed(ep, ep.reason)
+            ep.retry_at = now + ep.retry_delay  # one background retry; requests use the primary meanwhile
+            threading.Thread(target=self._retry_replica, args=(ep,), name="kaynak-replica-retry", daemon=True).start()
         return None
+
+    def _retry_replica(self, ep: Endpoint) -> None:
+        """Probe a failed replica (off the request path: a black-holed host may take seconds to refuse)."""
+        ep._probed_at = 0.0
+        if ep.probe(force=True) and self._schema_ok(ep):
+            self._replica_back(ep)
+        else:
+            self._replica_failed(ep, ep.reason)
 
     @staticmethod
     def _replica_back(ep: Endpoint) -> None:
