@@ -210,7 +210,7 @@ def check_connection(url: str) -> None:
         ) from None
     except psycopg.ProgrammingError as err:
         raise DatabaseUnavailable(f"invalid database URL {redact(url)}: {_describe(err)}") from None
-    with conn:
+    with map_errors("the database"), conn:
         installed = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if installed:
             return
