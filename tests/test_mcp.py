@@ -23,6 +23,7 @@ from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.mcp_server import build_mcp
 from kaynak.store import Store
 from kaynak.types import Chunk, Page
+from kaynak.vocabulary import MAX_QUERY_CHARS
 from servers import running
 
 DOCS = {
@@ -136,6 +137,7 @@ def test_tool_errors_are_messages(collection: str, store: Store, data_dir: Path,
                 await client.call_tool("search", {"query": "x", "k": 0}),
                 await client.call_tool("search", {"query": "a\x00b"}),
                 await client.call_tool("read_page", {"collection": "\x00", "source": "a", "page": 1}),
+                await client.call_tool("search", {"query": "x" * (MAX_QUERY_CHARS + 1)}),
             ]
 
     results = anyio.run(main)
@@ -145,6 +147,37 @@ def test_tool_errors_are_messages(collection: str, store: Store, data_dir: Path,
     assert "0" * 20 in results[1].content[0].text
     assert "nope.md" in results[2].content[0].text
     assert "NUL" in results[4].content[0].text and "NUL" in results[5].content[0].text
+    assert str(MAX_QUERY_CHARS) in results[6].content[0].text  # the same query cap as REST and the CLI
+
+
+def test_stdio_answers_a_malformed_line_with_a_jsonrpc_error(kaynak_env: dict[str, str], tmp_path: Path) -> None:
+    lines = [
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},'
+        '"clientInfo":{"name":"t","version":"1"}}}',
+        "this is not json",
+        '{"no": "jsonrpc"}',
+        '{"jsonrpc":"2.0","id":2,"method":"ping"}',
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "kaynak", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env={**os.environ, **kaynak_env}, cwd=tmp_path, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: list[dict[str, Any]] = []
+    try:
+        for line in lines:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            if not line.startswith('{"no"') and "not json" not in line:
+                while True:  # read up to this request's answer
+                    answer = json.loads(proc.stdout.readline())
+                    answers.append(answer)
+                    if answer.get("id") is not None:
+                        break
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    errors = [a["error"]["code"] for a in answers if a.get("id") is None and "error" in a]
+    assert errors == [-32700, -32600], answers
+    assert answers[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
 class WriteGuard:

@@ -17,9 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
+
+from kaynak.rules import parse_collections
+from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, SearchModeName
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -36,7 +39,6 @@ INSTRUCTIONS = (
     "page, and `list_collections` / `list_documents` to see what has been indexed. All tools are read-only."
 )
 
-SearchMode = Literal["auto", "hybrid", "vector", "keyword"]
 
 
 def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
@@ -119,14 +121,16 @@ def build_mcp(
 
     @server.tool(name="search", title="Search documents", annotations=read_only)
     def search_documents(
-        query: Annotated[str, Field(description="The question or keywords, in any language (Turkish, English, …).")],
+        query: Annotated[str, Field(
+            max_length=MAX_QUERY_CHARS, description="The question or keywords, in any language (Turkish, English, …)."
+        )],
         collections: Annotated[
             list[str] | str | None,
             Field(description='Collections to search; omit for the default collection, "*" for all of them.'),
         ] = None,
-        k: Annotated[int, Field(ge=1, le=50, description="How many hits to return.")] = 5,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits to return.")] = 5,
         mode: Annotated[
-            SearchMode,
+            SearchModeName,
             Field(description="auto (hybrid when possible), hybrid, vector (meaning) or keyword (exact words)."),
         ] = "auto",
         source_prefix: Annotated[
@@ -144,13 +148,10 @@ def build_mcp(
         may no longer be in it; say so). An empty
         list means nothing matched: rephrase, try the other language, or check list_collections.
         """
-        selected: str | list[str] | None = collections
-        if isinstance(collections, str):
-            names = [n.strip() for n in collections.split(",") if n.strip()]
-            selected = "*" if names == ["*"] else names or None
         filters = {"source_prefix": source_prefix} if source_prefix else None
 
         def run(s: SearchService) -> list[dict[str, Any]]:
+            selected = parse_collections(collections)  # "a,b", ["a", "b"] or "*", as on every face
             hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)  # type: ignore[attr-defined]
             return [_hit_for_model(h.to_dict()) for h in hits]
 
@@ -266,9 +267,45 @@ def run_stdio() -> None:
     server = build_mcp(lambda: context.search, warm_up=True)
     log.info("kaynak MCP server on stdio (data %s, embedder %s)", settings.data_dir, settings.embedder)
     try:
-        server.run("stdio")
+        if hasattr(server, "_lowlevel_server"):
+            import anyio
+
+            anyio.run(_serve_stdio, server)
+        else:  # pragma: no cover - another SDK layout: its own loop, without parse-error answers
+            server.run("stdio")
     finally:
         context.close()
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio transport, with one addition: a line that is not JSON (or not JSON-RPC) is answered with a
+    JSON-RPC error (-32700 parse error / -32600 invalid request, ``id: null``) instead of being dropped silently."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await send.send(item)
+                        continue
+                    kinds = {e.get("type") for e in getattr(item, "errors", lambda: [])()}
+                    code, what = (PARSE_ERROR, "Parse error") if "json_invalid" in kinds else (
+                        INVALID_REQUEST, "Invalid Request")
+                    log.warning("stdin: %s: %s", what.lower(), str(item).splitlines()[0][:200])
+                    error = ErrorData(code=code, message=f"{what}: each line must be one JSON-RPC 2.0 message")
+                    await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(forward)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 if __name__ == "__main__":  # python -m kaynak.mcp_server: the stdio server without the CLI's imports
