@@ -4,7 +4,9 @@
  * Safety rules kept everywhere below: document text, file names and API messages enter the page only as text
  * nodes (el(), textContent), never as HTML; links are built from numeric ids and encoded path parts; the token
  * lives in sessionStorage and travels in the Authorization header, never in a cookie or a URL.
- * Offsets from the API count Unicode code points (Python str indices), so text is sliced as code points. */
+ * Offsets from the API count Unicode code points (Python str indices), so text is sliced as code points.
+ * Each search leaves two Performance API measures (benchmarks/bench_web.py reads them): kaynak:first-result (API
+ * answer parsed → results in the DOM) and kaynak:first-highlighted (the same answer → highlight marks in place). */
 'use strict';
 
 (() => {
@@ -329,6 +331,11 @@
       return;
     }
     if (seq !== searchSeq) return;
+    for (const name of ['kaynak:search-response', 'kaynak:results-rendered', 'kaynak:highlighted']) {
+      performance.clearMarks(name); // keep the latest search's timings only
+    }
+    performance.clearMeasures('kaynak:first-result');
+    performance.clearMeasures('kaynak:first-highlighted');
     performance.mark('kaynak:search-response');
     const hits = data.hits || [];
     const quotes = renderResults(hits);
