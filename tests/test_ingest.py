@@ -541,3 +541,19 @@ def test_service_close_stops_the_parse_workers(store: Store, settings: Settings,
     assert pool.closed
     assert svc.ingest([tmp_path], unique_name).unchanged  # a later ingest starts a new pool
     svc.close()
+
+
+def test_one_glob_dialect_in_python_and_postgresql(store: Store) -> None:
+    from kaynak.globs import compile_glob, postgres_regex
+
+    patterns = ["*.pdf", "docs/**/*.md", "docs/*.md", "**/x?.txt", "a+b(1).md", "[draft]*", "x.y", "**", "*",
+                "dir/**", "kira$^.{2}|z.md", "ş*ı.md", "back\\slash.md"]
+    paths = ["a.pdf", "docs/a.pdf", "docs/a.md", "docs/x/y/a.md", "x1.txt", "q/x1.txt", "q/xx1.txt", "a+b(1).md",
+             "[draft]note", "xzy", "x.y", "dir/a/b", "kira$^.{2}|z.md", "şapkalı.md", "back\\slash.md", "new\nline"]
+    with store._conn() as conn:
+        for pattern in patterns:
+            rx = compile_glob(pattern)
+            for path in paths:
+                in_pg = conn.execute("SELECT %s ~ %s", (path, postgres_regex(pattern))).fetchone()[0]
+                assert in_pg == bool(rx.match(path)), (pattern, path)
+    assert compile_glob("docs/**/*.md").match("docs/a.md") and not compile_glob("*.md").match("docs/a.md")

@@ -781,3 +781,64 @@ def test_unreadable_file_is_named(tmp_path: Path) -> None:
     path.chmod(0)
     with pytest.raises(LoaderError, match="cannot read"):
         load(path)
+
+
+# --------------------------------------------------------------------------------------------- issue 11
+TR_SENTENCE = "İstanbul, Türkiye'nin en kalabalık şehridir ve tarihi yarımadası ile ünlüdür. Boğaz ikiye ayırır."
+
+
+def test_decode_text_decides_honestly() -> None:
+    from kaynak.loaders.normalize import NotText, decode_text
+
+    assert decode_text(TR_SENTENCE.encode()).encoding == "utf-8"
+    assert decode_text(b"\xef\xbb\xbf" + TR_SENTENCE.encode()).encoding == "utf-8-sig"
+    assert decode_text(TR_SENTENCE.encode("utf-16")).text == TR_SENTENCE
+    d = decode_text(TR_SENTENCE.encode("cp1254"))
+    assert d.encoding == "cp1254" and d.text == TR_SENTENCE and d.warnings == []
+    stray = decode_text(TR_SENTENCE.encode().replace("Boğaz".encode(), b"Bo\x85\xc4\x9faz"))
+    assert stray.encoding == "utf-8" and "Boğaz" in stray.text and "not valid UTF-8" in stray.warnings[0]
+    nul = decode_text(b"Istan\x00bul and \x01\x02 more")
+    assert nul.text == "Istanbul and  more" and nul.warnings == ["1 NUL byte dropped", "2 control characters removed"]
+    for data in (("Москва столица России. " * 10).encode("koi8-r"), ("東京は日本の首都です。" * 10).encode("shift_jis"),
+                 bytes(range(256)) * 4, b"\x00\x01" * 500 + b"abc"):
+        with pytest.raises(NotText, match=r"not text \(unknown encoding or binary\)"):
+            decode_text(data)
+
+
+def test_invisible_only_text_is_no_text(tmp_path: Path) -> None:
+    with pytest.raises(NoText, match="only whitespace or invisible"):
+        load(write(tmp_path, "zw.txt", "\u200b\u200c\u200d\u2060\ufeff \u00a0\n" * 20))
+    with pytest.raises(NoText, match="only whitespace or invisible"):
+        load(write(tmp_path, "marks.md", "\u0301\u0308 \u200d\n"))
+
+
+def test_binary_named_as_text_is_not_text(tmp_path: Path) -> None:
+    garbage = bytes((i * 7919 + 13) % 256 for i in range(20000))
+    for name in ("x.txt", "x.html", "x.md"):
+        with pytest.raises(CorruptFile, match="not text"):
+            load(write(tmp_path, name, garbage))
+
+
+def test_yaml_alias_bomb_in_front_matter_is_refused_quickly(tmp_path: Path) -> None:
+    bomb = "---\na: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
+    ) + "---\n\n# Başlık\n\nMetin burada.\n"
+    t0 = time.perf_counter()
+    doc = load(write(tmp_path, "bomb.md", bomb))
+    assert time.perf_counter() - t0 < 2
+    assert doc.pages[0].text.endswith("Metin burada.") and "front_matter" not in doc.metadata
+    assert "aliases" in doc.warnings[0]
+
+
+def test_one_line_per_page_pdf_keeps_its_text(tmp_path: Path) -> None:
+    pages = [[(72, 760, f"Line {n} of the yearly report")] for n in range(1, 41)]
+    doc = load(write(tmp_path, "lines.pdf", make_pdf(pages)))
+    assert [p.text for p in doc.pages] == [f"Line {n} of the yearly report" for n in range(1, 41)]
+
+
+def test_titles_and_section_paths_are_bounded(tmp_path: Path) -> None:
+    heading = "Başlık " * 2000
+    md = "".join(f"{'#' * level} {heading}{level}\n\ntext {level}.\n\n" for level in range(1, 7))
+    doc = load(write(tmp_path, "long.md", md))
+    assert len(doc.title) <= 300
+    assert all(len(s.path) <= 600 for s in doc.pages[0].sections)
