@@ -14,6 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.rules import parse_collections
 from kaynak.search import MAX_K, MODES, RANKINGS, parse_metadata_pairs
 
 
@@ -61,9 +62,7 @@ def search(
                 "metadata": parse_metadata_pairs(meta),
             }
             svc = ctx.search
-            cols: str | list[str] | None = collection or None
-            if cols and len(cols) == 1:
-                cols = cols[0]
+            cols = parse_collections(collection)  # -c a -c b, -c a,b or -c '*', as on every face
             hits = svc.search(query, cols, mode=mode, k=k, filters=filters, rerank=rerank, keyword_ranking=ranking)
             plan = hits.plan  # the search's own plan: nothing is planned or stemmed twice
             assert plan is not None
