@@ -225,3 +225,34 @@ def test_sigkill_mid_burst_then_restart_catches_up(
     lines = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert any("after.md" in (r.get("ingest") or {}).get("added", []) for r in lines)
     assert all(w["pid"] != proc.pid for w in collection_status(store, unique_name, scan=False)["watchers"])
+
+
+def test_watcher_sync_and_ingest_at_once_embed_each_change_once(
+    store: Store, settings: Settings, tmp_path: Path, unique_name: str
+) -> None:
+    from kaynak.ingest.sync import sync
+
+    factory = Factory()
+    services = [IngestService(store, settings, factory) for _ in range(3)]
+    write(tmp_path / "base.md", text_for(0))
+    services[0].ingest([tmp_path], unique_name, language="english", remember=True)
+    w = Running(services[0], unique_name)
+    try:
+        before = len(factory.embedder.texts)
+        for i in range(1, 31):
+            write(tmp_path / f"c{i:02d}.md", text_for(i))
+        write(tmp_path / "base.md", text_for(0, version=2))
+        runs = [threading.Thread(target=lambda: services[1].ingest([tmp_path], unique_name, remember=True)),
+                threading.Thread(target=lambda: sync(services[2], unique_name))]
+        for t in runs:
+            t.start()
+        for t in runs:
+            t.join()
+        w.settled(store, unique_name, tmp_path)
+    finally:
+        w.close()
+        for s in services:
+            s.close()
+    col = store.get_collection(unique_name)
+    changed = sum(d.chunk_count for d in store.list_documents(col))
+    assert len(factory.embedder.texts) - before == changed  # each new or changed file embedded exactly once
