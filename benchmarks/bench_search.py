@@ -45,7 +45,7 @@ import numpy as np
 from kaynak.config import Settings
 from kaynak.fusion import rrf
 from kaynak.search import SearchService
-from kaynak.store import Store
+from kaynak.store import SearchFilters, Store
 from kaynak.store.server import embedded_uri
 from kaynak.types import Chunk, Collection, Page
 
@@ -394,8 +394,9 @@ def sentence_groups(text: str, size: int = 400) -> list[str]:
     return parts
 
 
-def latency_collection(store: Store, n_chunks: int) -> Collection:
-    name = f"bench_latency_{n_chunks}"
+def latency_collection(store: Store, n_chunks: int, vectors: bool = True) -> Collection:
+    """``n_chunks`` SciFact pieces with e5-like vectors (``vectors=False``: text only, for BM25 at a million)."""
+    name = f"bench_latency_{n_chunks}" + ("" if vectors else "_text")
     try:
         col = store.get_collection(name)
         if col.chunk_count >= n_chunks:
@@ -411,7 +412,7 @@ def latency_collection(store: Store, n_chunks: int) -> Collection:
         base_vecs = rng.standard_normal((1000, 384)).astype(np.float32)
     col = store.create_collection(name, "english", "e5-small", 384)
     t0, made, doc = time.time(), 0, 0
-    per_doc = 100
+    per_doc = 100 if vectors else 1000
     while made < n_chunks:
         texts = [pieces[(made + i) % len(pieces)] for i in range(min(per_doc, n_chunks - made))]
         page_text, chunks = "", []
@@ -423,11 +424,12 @@ def latency_collection(store: Store, n_chunks: int) -> Collection:
         vecs = centre + rng.standard_normal(centre.shape).astype(np.float32) * 0.03
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.replace_document(
-            col, f"doc{doc:05d}.txt", uuid.uuid4().hex, f"doc {doc}", {}, [Page(1, page_text)], chunks, vecs
+            col, f"doc{doc:05d}.txt", uuid.uuid4().hex, f"doc {doc}", {}, [Page(1, page_text)], chunks,
+            vecs if vectors else None,
         )
         made += len(texts)
         doc += 1
-        if doc % 50 == 0:
+        if made % 5000 == 0:
             print(f"  {made}/{n_chunks} chunks ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     print(f"  built {name} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     return store.get_collection(name)
@@ -496,6 +498,297 @@ def latency(args: argparse.Namespace) -> None:
     store.close()
 
 
+# ---------------------------------------------------------------------- scale (issue 14)
+def cpu_facts() -> str:
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "?")
+        flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+        simd = " ".join(f for f in flags if f in ("avx2", "avx512f", "avx512_vnni", "fma", "f16c"))
+    except OSError:
+        model, simd = "?", ""
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{model}, {os.cpu_count()} cores ({simd}); load average {load} (machine shared with other work)"
+
+
+def build_info(store: Store, col: Collection) -> dict[str, Any]:
+    """Database size, table and index sizes (MB) of the benchmark collection."""
+    with store._conn() as conn:
+        row = conn.execute(
+            "SELECT pg_database_size(current_database()), pg_total_relation_size('chunks'), "
+            "pg_total_relation_size('postings'), pg_total_relation_size('lexeme_stats'), "
+            "pg_relation_size(to_regclass(%s))",
+            (f"chunks_hnsw_{col.id}",),
+        ).fetchone()
+    mb = [round((x or 0) / 2**20) for x in row]
+    return {"database MB": mb[0], "chunks MB": mb[1], "postings MB": mb[2], "lexeme_stats MB": mb[3], "hnsw MB": mb[4]}
+
+
+def rebuild_hnsw(store: Store, col: Collection, work_mem: str, workers: int) -> float:
+    """Drop and re-create the collection's HNSW index (as a bulk load would) and return the seconds it took."""
+    name = f"chunks_hnsw_{col.id}"
+    with store._conn() as conn, conn.transaction():
+        conn.execute(f"SET LOCAL maintenance_work_mem = '{work_mem}'")
+        conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {int(workers)}")
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
+        t0 = time.perf_counter()
+        conn.execute(
+            f"CREATE INDEX {name} ON chunks USING hnsw ((embedding::vector({col.dim})) vector_cosine_ops) "
+            f"WHERE collection_id = {col.id}"
+        )
+        return time.perf_counter() - t0
+
+
+def all_vectors(store: Store, col: Collection) -> tuple[list[str], list[str], np.ndarray]:
+    """Every chunk's id, text and vector (binary transfer through pgvector's adapter)."""
+    from pgvector.psycopg import register_vector
+
+    with store._conn() as conn:
+        register_vector(conn)
+        rows = conn.execute(
+            f"SELECT id, text, embedding::vector({col.dim}) FROM chunks WHERE collection_id = %s ORDER BY id",
+            (col.id,),
+            binary=True,
+        ).fetchall()
+    ids = [r[0] for r in rows]
+    texts = [r[1] for r in rows]
+    return ids, texts, np.stack([np.asarray(r[2].to_numpy(), dtype=np.float32) for r in rows])
+
+
+def recall_table(
+    store: Store, col: Collection, ids: list[str], vecs: np.ndarray, n: int, efs: Sequence[int]
+) -> list[dict[str, Any]]:
+    """recall@10 of HNSW against exact cosine search (numpy) on ``n`` e5-like query vectors, per ef_search."""
+    rng = np.random.default_rng(1)
+    q = vecs[rng.integers(0, len(vecs), n)] + rng.standard_normal((n, vecs.shape[1])).astype(np.float32) * 0.05
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    exact = []
+    for i in range(0, n, 100):
+        sims = q[i : i + 100] @ unit.T
+        top = np.argpartition(-sims, 10, axis=1)[:, :10]
+        exact.extend({ids[j] for j in row} for row in top)
+    out = []
+    for ef in efs:
+        hits, times = 0, []
+        for i in range(n):
+            t0 = time.perf_counter()
+            got = store.vector_search(col, q[i], 10, None, ef)
+            times.append(time.perf_counter() - t0)
+            hits += len({cid for cid, _ in got} & exact[i])
+        out.append({"ef_search": ef, "recall@10": round(hits / (10 * n), 4), "p50 ms": round(pct(times, 50), 1),
+                    "p95 ms": round(pct(times, 95), 1)})
+        print(f"  ef_search {ef}: {out[-1]}", file=sys.stderr, flush=True)
+    return out
+
+
+def rest_load(col: Collection, queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+    """``clients`` threads calling GET /v1/search (hybrid, real e5 query embedding) for ``seconds``."""
+    import threading
+
+    import httpx
+    import uvicorn
+
+    from kaynak.api import create_app
+    from kaynak.context import Context
+
+    url = os.environ.get("KAYNAK_DATABASE_URL") or embedded_uri(DB_DIR)
+    ctx = Context(Settings(database_url=url, collection=col.name, embedder="e5-small", data_dir=DB_DIR.parent))
+    ctx.search.query_vectors.size = 0  # every request embeds its query (no cache hits)
+    server = uvicorn.Server(uvicorn.Config(create_app(ctx), host="127.0.0.1", port=0, log_level="warning"))
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}/v1/search"
+    times: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client(n: int) -> None:
+        nonlocal errors
+        i = n
+        with httpx.Client(timeout=30) as http:
+            while time.monotonic() < stop:
+                t0 = time.perf_counter()
+                try:
+                    r = http.get(base, params={"q": queries[i % len(queries)], "k": 10, "mode": "hybrid"})
+                    ok = r.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                with lock:
+                    times.append(time.perf_counter() - t0)
+                    errors += not ok
+                i += clients
+
+    t0 = time.perf_counter()
+    workers = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    wall = time.perf_counter() - t0
+    server.should_exit = True
+    thread.join(10)
+    ctx.close()
+    return {"clients": clients, "seconds": round(wall, 1), "requests": len(times),
+            "requests/s": round(len(times) / wall, 1), "p50 ms": round(pct(times, 50), 1),
+            "p95 ms": round(pct(times, 95), 1), "errors": errors}
+
+
+def lancedb_side_by_side(
+    ids: list[str], texts: list[str], vecs: np.ndarray, queries: list[str], qvecs: np.ndarray
+) -> dict[str, Any]:
+    """The same chunks and queries in LanceDB (native FTS + IVF_HNSW_SQ, default RRF), in this process."""
+    try:
+        import lancedb
+        import pyarrow as pa
+    except ImportError:
+        print("  LanceDB not installed: pip install 'kaynak[lancedb]' (or --install-lancedb)", file=sys.stderr)
+        return {}
+    path = REPO / ".kaynak" / "bench-lancedb"
+    db = lancedb.connect(str(path))
+    t0 = time.perf_counter()
+    flat = pa.array(vecs.astype(np.float32).ravel())
+    table = pa.table({"id": ids, "text": texts, "vector": pa.FixedSizeListArray.from_arrays(flat, vecs.shape[1])})
+    tbl = db.create_table("chunks", data=table, mode="overwrite")
+    ingest_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tbl.create_fts_index("text", use_tantivy=False, replace=True)
+    fts_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+    vec_s = time.perf_counter() - t0
+    rows: dict[str, Any] = {"ingest s": round(ingest_s, 1), "fts index s": round(fts_s, 1),
+                            "vector index s": round(vec_s, 1)}
+    cases = {
+        "hybrid (RRF), k 10": lambda q, v: tbl.search(query_type="hybrid").vector(v).text(q).limit(10).to_list(),
+        "keyword leg, top 40": lambda q, v: tbl.search(q, query_type="fts").limit(40).select(["id"]).to_list(),
+        "vector leg, top 40": lambda q, v: tbl.search(v).distance_type("cosine").limit(40).select(["id"]).to_list(),
+    }
+    for label, fn in cases.items():
+        for q, v in zip(queries[:5], qvecs[:5], strict=True):
+            fn(q, v)
+        times = [timed(lambda q=q, v=v, f=fn: f(q, v)) for q, v in zip(queries, qvecs, strict=True)]
+        rows[label] = (round(pct(times, 50), 1), round(pct(times, 95), 1))
+        print(f"  lancedb {label}: {rows[label]}", file=sys.stderr, flush=True)
+    return rows
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Search at ``--chunks``: build facts, every mode with and without query embedding, old vs new keyword leg,
+    HNSW recall per ef_search, a 1 % filter, REST under load, and LanceDB on the same data (see docs)."""
+    from kaynak.search import QueryVectorCache
+
+    if args.install_lancedb:
+        import subprocess
+
+        subprocess.run([sys.executable, "-m", "pip", "install", "lancedb>=0.40"], check=True)
+    store = open_store()
+    t0 = time.perf_counter()
+    existed = True
+    try:
+        store.get_collection(f"bench_latency_{args.chunks}" + ("_text" if args.text_only else ""))
+    except Exception:  # CollectionNotFound
+        existed = False
+    col = latency_collection(store, args.chunks, vectors=not args.text_only)
+    report: dict[str, Any] = {"chunks": col.chunk_count, "documents": col.document_count, "machine": cpu_facts()}
+    report["ingest s"] = None if existed else round(time.perf_counter() - t0, 1)
+    if args.rebuild_hnsw:
+        report["hnsw build s"] = round(rebuild_hnsw(store, col, args.maintenance_work_mem, args.parallel_workers), 1)
+        report["hnsw build settings"] = (
+            f"maintenance_work_mem {args.maintenance_work_mem}, {args.parallel_workers} parallel workers"
+        )
+        with store._conn() as conn:
+            conn.execute("ANALYZE chunks")
+    report.update(build_info(store, col))
+    info = store.server_info()
+    report["server"] = f"PostgreSQL {info['postgresql']}, pgvector {info['pgvector']}"
+    emb = E5QueryEmbedder()
+    report["query embedder"] = f"e5-small via {type(emb.inner).__module__}.{type(emb.inner).__name__}"
+    settings = Settings(collection=col.name, embedder="e5-small")
+    svc = SearchService(store, settings, lambda name: emb)
+    old = SearchService(store, settings.model_copy(update={"bm25_pruning": False}), lambda name: emb)
+    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    for q in queries[:5]:
+        svc.search(q, mode="hybrid")
+    lexemes = [store.query_lexemes("english", q) for q in queries]
+    rows: list[tuple[str, list[float]]] = []
+
+    def run(label: str, fn: Callable[[str], Any]) -> None:
+        times = [timed(lambda q=q: fn(q)) for q in queries]
+        rows.append((label, times))
+        print(f"  {label}: p50 {pct(times, 50):.1f} p95 {pct(times, 95):.1f}", file=sys.stderr, flush=True)
+
+    one_pct = SearchFilters(source_prefix="doc0000" if not args.text_only else "doc00000")  # 1 % of documents
+    if args.text_only:
+        run("keyword (BM25, pruned)", lambda q: svc.search(q, mode="keyword"))
+        run("keyword (BM25, old full)", lambda q: old.search(q, mode="keyword"))
+    else:
+        svc.query_vectors = QueryVectorCache(size=0)  # with embedding: nothing cached
+        run("hybrid, with e5 query embedding", lambda q: svc.search(q, mode="hybrid"))
+        run("vector, with e5 query embedding", lambda q: svc.search(q, mode="vector"))
+        svc.query_vectors = QueryVectorCache()  # without: every query's vector cached (one warm-up pass)
+        old.query_vectors = svc.query_vectors
+        for q in queries:
+            svc.search(q, mode="vector")
+        run("hybrid, query vector cached", lambda q: svc.search(q, mode="hybrid"))
+        run("hybrid, query vector cached, old keyword leg", lambda q: old.search(q, mode="hybrid"))
+        run("vector, query vector cached", lambda q: svc.search(q, mode="vector"))
+        run("keyword (BM25, pruned)", lambda q: svc.search(q, mode="keyword"))
+        run("keyword (BM25, old full)", lambda q: old.search(q, mode="keyword"))
+        emb.seconds.clear()
+        qvecs = np.stack([emb.embed_queries([q])[0] for q in queries])
+        rows.append(("  e5-small query embedding", list(emb.seconds)))
+        rows.append(("  vector leg (HNSW, top 40)",
+                     [timed(lambda v=v: store.vector_search(col, v, 40, None, settings.ef_search)) for v in qvecs]))
+        got: list[int] = []
+
+        def filtered(v: np.ndarray) -> None:
+            got.append(len(store.vector_search(col, v, 40, one_pct, settings.ef_search)))
+
+        rows.append(("  vector leg, 1 % filter (top 40)", [timed(lambda v=v: filtered(v)) for v in qvecs]))
+        report["1 % filter: mean hits of 40"] = round(statistics.fmean(got), 2)
+    for pruned, label in ((True, "pruned"), (False, "old full")):
+        rows.append((f"  keyword leg (BM25 {label}, top 40)",
+                     [timed(lambda lx=lx, p=pruned: store.keyword_search([col], None, 40, lexemes=lx, pruned=p))
+                      for lx in lexemes]))
+    rows.append(("  keyword leg, 1 % filter (top 40)",
+                 [timed(lambda lx=lx: store.keyword_search([col], None, 40, filters=one_pct, lexemes=lx))
+                  for lx in lexemes]))
+    report["latency"] = {label.strip(): (round(pct(t, 50), 1), round(pct(t, 95), 1)) for label, t in rows}
+    if args.text_only:
+        args.recall = args.rest = 0
+        args.lancedb = False
+    if args.recall:
+        ids, texts, vecs = all_vectors(store, col)
+        report["recall"] = recall_table(store, col, ids, vecs, args.recall, args.ef)
+    if args.rest:
+        report["rest"] = rest_load(col, queries, 8, args.rest)
+        print(f"  REST: {report['rest']}", file=sys.stderr, flush=True)
+    if args.lancedb:
+        if not args.recall:
+            ids, texts, vecs = all_vectors(store, col)
+        report["lancedb"] = lancedb_side_by_side(ids, texts, vecs, queries, qvecs)
+    store.close()
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\n{report['chunks']:,} chunks, {len(queries)} SciFact claims, k = 10; {report['machine']}")
+    print("| step | p50 ms | p95 ms |")
+    print("|---|---|---|")
+    for label, (p50, p95) in report["latency"].items():
+        print(f"| {label} | {p50} | {p95} |")
+        print("BENCH_RESULT " + json.dumps({"item": f"{report['chunks']} {label}", "metric": "p50", "value": p50,
+                                            "unit": "ms"}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
@@ -508,8 +801,23 @@ def main(argv: list[str] | None = None) -> None:
     qual.add_argument("--sets", default="xquad-tr,xquad-en,xquad-cross,scifact")
     qual.add_argument("--tune", action="store_true", help="grid of RRF k, keyword weight and depth")
     qual.add_argument("--json", help="write the results here")
+    sc = sub.add_parser("scale", help="search at scale: every mode, old vs new BM25, recall, REST, LanceDB")
+    sc.add_argument("--chunks", type=int, default=100_000)
+    sc.add_argument("--queries", type=int, default=200)
+    sc.add_argument("--recall", type=int, default=1000, help="query vectors for HNSW recall (0: skip)")
+    sc.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")], default=[20, 40, 100, 200])
+    sc.add_argument("--rest", type=float, default=60, help="seconds of 8 concurrent REST clients (0: skip)")
+    sc.add_argument("--lancedb", action="store_true", help="LanceDB on the same chunks and queries")
+    sc.add_argument("--install-lancedb", action="store_true", help="pip install lancedb first")
+    sc.add_argument("--rebuild-hnsw", action="store_true", help="time a fresh HNSW build")
+    sc.add_argument("--maintenance-work-mem", default="1GB")
+    sc.add_argument("--parallel-workers", type=int, default=1)
+    sc.add_argument("--json", help="write the report here")
+    sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     args, _unknown = parser.parse_known_args(argv)
-    if args.command == "quality":
+    if args.command == "scale":
+        scale(args)
+    elif args.command == "quality":
         quality(args)
     else:
         latency(args)

@@ -91,6 +91,15 @@ def stats_are_exact(store: Store, col: Collection) -> None:
     assert wrong == 0
 
 
+@pytest.fixture(autouse=True)
+def prune_limits(store: Store) -> Iterator[None]:
+    """Force pruning on these small sets (the shipped limits sum small queries plainly, which is trivially equal;
+    ``benchmarks/bench_search.py scale`` checks the shipped limits at 100,000 chunks)."""
+    store.bm25_prune_limits = (0, 64)
+    yield
+    store.bm25_prune_limits = Store.bm25_prune_limits
+
+
 @pytest.fixture(scope="module")
 def scifact(store: Store) -> Iterator[tuple[Collection, list[str]]]:
     """700 SciFact abstracts in about 2,700 chunks, 100 of them twice (tied scores), and 150 claims."""

@@ -612,9 +612,12 @@ class Store:
             """
         ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
         with self._conn() as conn, conn.transaction():
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef_search, k))))
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            conn.execute("SET LOCAL hnsw.max_scan_tuples = 50000")
+            conn.execute(  # one round trip for the three settings
+                sql.SQL(
+                    "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                    "SET LOCAL hnsw.max_scan_tuples = 50000"
+                ).format(sql.Literal(max(ef_search, k)))
+            )
             rows = conn.execute(query, [vec, *params, vec, k]).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
@@ -643,6 +646,10 @@ class Store:
     def tr_lower(self, text: str) -> str:
         with self._conn() as conn:
             return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
+
+    # kaynak_bm25_top's (min_postings, seed_postings): below min_postings in all a query is summed plainly; the
+    # rarest terms up to seed_postings give the first threshold. Tests lower them to exercise pruning on small sets.
+    bm25_prune_limits: tuple[int, int] = (8000, 2000)
 
     def keyword_search(
         self,
@@ -683,11 +690,11 @@ class Store:
                 """
                 SELECT t.chunk_id, t.score
                 FROM unnest(%s::bigint[]) AS c(id),
-                     LATERAL kaynak_bm25_top(c.id, %s::text[], %s, %s::float8, %s::float8, {docs}) t
+                     LATERAL kaynak_bm25_top(c.id, %s::text[], %s, %s::float8, %s::float8, {docs}, %s, %s) t
                 ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
                 """
             ).format(docs=docs)
-            args: list[Any] = [ids, lexemes, k, k1, b, *params, k]
+            args: list[Any] = [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
         elif ranking == "bm25":
             cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(

@@ -8,16 +8,22 @@ widen while a lexeme has postings (a delete does not re-scan the rest); they are
 too loose costs time, never correctness. A lexeme whose last posting goes loses its row, so the next posting
 starts its bounds afresh.
 
-Migration 6 adds ``kaynak_bm25_top(collection, lexemes, k, k1, b, documents)``: the top ``k`` chunks by Okapi
-BM25 with dynamic pruning in the style of MaxScore (docs/adr/0012-bm25-pruning.md). Each term's score is bounded
-from its statistics: ``idf · max_tf · (k1 + 1) / (max_tf + k1 · (1 − b + b · min_dl / avgdl))``. Terms are taken
-by bound, highest (rarest) first; after the first ``i`` terms, the ``k`` best chunks by partial score are scored
-fully (primary-key probes for the other terms), and the ``k``-th of those full scores is a lower bound θ of the
-final ``k``-th score. When the bounds of the remaining terms add up to less than θ, no chunk that lacks all of
-the first ``i`` terms can enter the top ``k``, so those terms' postings are never read: only candidates whose
-partial score plus the remaining bounds reach θ are probed for them. The result is the same top ``k`` with the
-same scores as summing every posting (``Store.keyword_search(..., pruned=False)``), up to the last bits of
-floating-point addition order.
+Migration 6 adds ``kaynak_bm25_top(collection, lexemes, k, k1, b, documents, min_postings, seed_postings)``:
+the top ``k`` chunks by Okapi BM25 with MaxScore-style pruning (docs/adr/0012-bm25-pruning.md). Each term's
+score is bounded from its statistics, ``idf · max_tf · (k1 + 1) / (max_tf + k1 · (1 − b + b · min_dl / avgdl))``,
+and the terms are ordered by bound, highest (rarest) first.
+
+1. θ: the rarest terms (up to ``seed_postings`` postings) give candidates; the 4k best by partial score are
+   scored fully (primary-key probes for the other terms); the k-th best of those real scores is θ, a lower bound
+   of the final k-th score.
+2. The essential terms are the fewest highest-bound terms such that the other terms' bounds add up to less than
+   θ: a chunk containing none of them cannot reach θ, so the other terms' postings need not be scanned.
+3. Candidates are the chunks of the essential terms whose partial score plus the other bounds reaches θ; the
+   other terms are probed per candidate on the primary key, or read once when that is cheaper.
+
+The result is the same top k with the same scores as summing every posting (``Store.keyword_search(...,
+pruned=False)``), up to the last bits of floating-point addition order. Queries whose terms have at most
+``min_postings`` postings in all are summed plainly (pruning would cost more than it saves).
 """
 
 from __future__ import annotations
@@ -85,7 +91,8 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
     conn.execute(
         f"""
         CREATE FUNCTION kaynak_bm25_top(
-            p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[]
+            p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[],
+            p_min_postings int DEFAULT 8000, p_seed_postings int DEFAULT 2000
         ) RETURNS TABLE (chunk_id text, score float8)
         LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
         #variable_conflict use_column
@@ -131,15 +138,19 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
                 v_rest[j] := v_rest[j + 1] + v_ub[j];
             END LOOP;
             v_eps := 1e-9 * v_rest[1];  -- slack for the last bits of floating-point sums: never prune a tie
+            IF (SELECT sum(x) FROM unnest(v_df) x) <= p_min_postings THEN
+                v_seed := v_count;  -- few postings in all: one plain read is cheaper than pruning
+            END IF;
 
-            -- 1. θ, a lower bound of the k-th best score: the rarest terms (up to about 2,000 postings) give
+            -- 1. θ, a lower bound of the k-th best score: the rarest terms (up to p_seed_postings postings) give
             --    candidates; the 4k best of them by partial score are scored fully (primary-key probes for the
             --    other terms), and the k-th best of those real scores is θ (0 while fewer than k chunks match).
-            WHILE v_seed < v_count AND v_df[v_seed + 1] + (SELECT sum(x) FROM unnest(v_df[1:v_seed]) x) <= 2000 LOOP
+            WHILE v_seed < v_count
+                  AND v_df[v_seed + 1] + (SELECT sum(x) FROM unnest(v_df[1:v_seed]) x) <= p_seed_postings LOOP
                 v_seed := v_seed + 1;
             END LOOP;
             IF v_seed < v_count THEN
-                SELECT coalesce(min(f.s), 0) INTO v_theta FROM (
+                SELECT min(f.s) INTO v_theta FROM (
                     SELECT top.s + coalesce(e.s, 0) AS s
                       FROM (SELECT p.chunk_id, sum({partial}) AS s
                               FROM postings p
@@ -153,7 +164,7 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
                      ORDER BY 1 DESC LIMIT p_k) f
                  HAVING count(*) >= p_k;
             END IF;
-            v_theta := coalesce(v_theta, 0);
+            v_theta := coalesce(v_theta, 0);  -- no θ (fewer than k matches, or no pruning): every term is read
 
             -- 2. Read in full only the terms that can still matter: the fewest highest-bound terms whose
             --    remaining bounds add up to less than θ (a chunk with none of them cannot reach θ).
