@@ -149,12 +149,14 @@ def _source_of(item: Any) -> str:
 
 
 def _describe(err: BaseException) -> str:
+    """A reason a person can act on, never empty."""
     if isinstance(err, KaynakError):
-        return err.message
+        return err.message or type(err).__name__
     if isinstance(err, OSError):
-        where = f"{err.filename}: " if err.filename else ""
-        return f"{where}cannot read the file ({err.strerror or err})"
-    return f"{type(err).__name__}: {err}"
+        return f"cannot read the file ({err.strerror or err or type(err).__name__})"
+    if isinstance(err, MemoryError):
+        return "the ingest process ran out of memory on this file; ingest it on its own or on a larger machine"
+    return f"{type(err).__name__}: {err}" if str(err) else f"{type(err).__name__} (no details)"
 
 
 class Run:
