@@ -250,6 +250,10 @@ def test_filters(store: Store, corpus: dict[str, Collection]) -> None:
     assert svc.search("kat", col, filters={"source_prefix": "hukuk/"}, k=3)
     assert svc.search("kat", col, filters={"source_glob": "*.pdf"}, k=3) == []
     assert svc.search("kat", col, filters={"source_glob": "hukuk/*.txt"}, k=3)
+    # one glob dialect with ingest --include (kaynak.globs): `*` stays in its folder, `**` crosses folders
+    assert svc.search("kat", col, filters={"source_glob": "*.txt"}, k=3) == []
+    assert svc.search("kat", col, filters={"source_glob": "**.txt"}, k=3)
+    assert svc.search("kat", col, filters={"source_glob": "**/*.txt"}, k=3)
 
 
 def test_forced_embedder_mismatch(store: Store, corpus: dict[str, Collection]) -> None:

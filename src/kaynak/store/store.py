@@ -37,6 +37,7 @@ from kaynak.errors import (
     UsageError,
     WriteConflict,
 )
+from kaynak.globs import postgres_regex
 from kaynak.store import migrations
 from kaynak.store.connections import Database, map_errors
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
@@ -556,9 +557,9 @@ class Store:
         if filters.source_prefix:
             conds.append(sql.SQL("source LIKE %s"))
             params.append(_like_escape(filters.source_prefix) + "%")
-        if filters.source_glob:
-            conds.append(sql.SQL("source LIKE %s"))
-            params.append(glob_to_like(filters.source_glob))
+        if filters.source_glob:  # kaynak.globs: `*` within a folder, `**` across (the ingest --include dialect)
+            conds.append(sql.SQL("source ~ %s"))
+            params.append(postgres_regex(filters.source_glob))
         if filters.metadata:
             conds.append(sql.SQL("metadata @> %s"))
             params.append(Jsonb(filters.metadata))
