@@ -37,7 +37,8 @@ def search(
     ] = None,
     source: Annotated[str | None, typer.Option("--source", help="Only sources starting with this path.")] = None,
     glob: Annotated[
-        str | None, typer.Option("--glob", help="Only sources matching this glob: '*' within a folder, '**' across, e.g. 'docs/**/*.pdf'.")
+        str | None,
+        typer.Option("--glob", help="Only sources matching this glob ('*' in a folder, '**' across): 'docs/**/*.pdf'."),
     ] = None,
     meta: Annotated[
         list[str] | None, typer.Option("--meta", help="Only documents whose metadata has KEY=VALUE (repeatable).")
