@@ -212,6 +212,36 @@ def test_3_slow_bodies_time_out(base: str) -> None:
     assert waited < 5, waited  # read_timeout_s = 1
 
 
+def test_3_slow_headers_are_cut_off(ctx: Context) -> None:
+    """``kaynak serve`` runs uvicorn with a header deadline (read_timeout_s): a trickled request is dropped."""
+    import uvicorn
+
+    from kaynak.api.limits import header_deadline_protocol
+    from servers import free_port
+
+    port = free_port()
+    config = uvicorn.Config(create_app(ctx), host="127.0.0.1", port=port, log_level="warning",
+                            http=header_deadline_protocol(ctx.settings.read_timeout_s))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: 127")
+            t0 = time.monotonic()
+            closed = sock.recv(1024)  # b"" when the server closes the connection
+            waited = time.monotonic() - t0
+        assert closed == b"" and waited < 5, (closed, waited)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:  # a prompt request is served
+            sock.sendall(b"GET /v1/collections HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert sock.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
 # ---------------------------------------------------------------------------------------------- hosts
 def test_4_host_and_origin_checked_on_every_route(http: httpx.Client, docs: str, data_dir: Path,
                                                   database_url: str) -> None:

@@ -12,7 +12,7 @@ from kaynak import __version__
 from kaynak.context import Context
 
 from .deps import ReadAuth, no_nul_params
-from .limits import Guard, mcp_transport_security
+from .limits import Guard, header_deadline_protocol, mcp_transport_security
 from .problems import install_handlers, responses
 from .routes import ROUTERS
 
@@ -85,6 +85,7 @@ def serve(context: Context, host: str | None = None, port: int | None = None, lo
         log_level=log_level,
         proxy_headers=False,
         server_header=False,
+        http=header_deadline_protocol(context.settings.read_timeout_s),  # slow headers: connection closed
         timeout_keep_alive=5,  # idle keep-alive connections close after 5 s
         timeout_graceful_shutdown=10,  # SIGTERM: at most 10 s for requests in flight, then stop
         h11_max_incomplete_event_size=64 * 1024,  # request line + headers

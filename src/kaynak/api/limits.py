@@ -213,3 +213,47 @@ class _Ctx:
 
 
 __all__ = ["AuthError", "Guard", "host_allowed", "mcp_transport_security", "origin_allowed", "too_large"]
+
+
+def header_deadline_protocol(seconds: float) -> type:
+    """uvicorn's h11 protocol with one addition: a request line and headers must arrive within ``seconds`` of the
+    connection opening (or of the previous response), else the connection is closed. uvicorn itself waits for
+    headers forever, so a client trickling them a byte at a time would hold a connection open (slowloris)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if self.cycle is None or self.cycle.response_complete:  # still waiting for a request's headers
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not None and not self.cycle.response_complete:
+                self._disarm()  # the headers are in: the body has its own limits (Guard)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderDeadline
