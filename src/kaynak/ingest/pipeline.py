@@ -129,6 +129,7 @@ class _Pending:
     source: str
     future: Future[Any]
     finish: Callable[[Any], _Prepared | _Skip | _Fail]
+    size: int = 0  # bytes of the file (what its parsed text may come to, roughly)
 
 
 _Result = _Prepared | _Skip | _Fail
@@ -137,6 +138,8 @@ _DONE = object()
 #: Page text the reader may hold in prepared documents not yet written (characters), so that many big files in a
 #: row cannot add up in memory; one document is always let through whatever its size.
 BUFFER_CHARS = 24_000_000
+#: Bytes of files being parsed at once (their results come back into this process), unless it is a single file.
+IN_FLIGHT_BYTES = 64 * 1024 * 1024
 
 
 def _source_of(item: Any) -> str:
@@ -284,12 +287,16 @@ class Run:
         self, items: Iterable[Any], prepare: Callable[[Any], _Result | _Pending], window: int = 1
     ) -> None:
         """Prepare every item; ``prepare`` may hand a file to the parse workers (a _Pending), and up to ``window``
-        of those are in flight at once, their results taken as they complete."""
+        of those (and no more than IN_FLIGHT_BYTES of files, unless it is one) are in flight at once, their results
+        taken as they complete."""
         inflight: dict[Future[Any], _Pending] = {}
 
+        def heavy() -> bool:
+            return len(inflight) > 1 and sum(p.size for p in inflight.values()) > IN_FLIGHT_BYTES
+
         def settle(until: int) -> None:
-            """Take finished parses until at most ``until`` are in flight."""
-            while len(inflight) > until:
+            """Take finished parses until at most ``until`` are in flight (and they are not too heavy)."""
+            while len(inflight) > until or heavy():
                 if self.abort.is_set() or self.closed.is_set() or (self.stop.is_set() and until == 0):
                     for f in inflight:
                         f.cancel()
@@ -586,7 +593,7 @@ def prepare_file(
             (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
         )
 
-    return _Pending(job.source, submit(task), finish)
+    return _Pending(job.source, submit(task), finish, st.st_size)
 
 
 def origin_of(path: Path) -> str | None:
