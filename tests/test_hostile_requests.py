@@ -437,3 +437,33 @@ def measure_outage(client: httpx.Client, pgdata: Path, collection: str) -> dict[
         "errors_after_recovery": sum(1 for r in later if r[1] != 200),
         "other_statuses": sorted({r[1] for r in after} - {200, 503}),
     }
+
+
+# ---------------------------------------------------------------------------------------------- the rules
+def test_rules_in_one_place() -> None:
+    from kaynak.errors import InvalidQuery, UsageError
+    from kaynak.rules import (
+        check_collection_name,
+        check_filter_value,
+        parse_collections,
+        safe_relpath,
+        upload_paths,
+    )
+
+    for ok in ("hukuk", "Şehir_notları-2.0", "İĞÜŞÖÇ", "a.b", "x" * 100):
+        assert check_collection_name(ok) == ok
+    for bad in ("", "a/b", "a b", "a\x1b[31m", "..", ".", "x" * 101, "a\\b", "a\u0301"):
+        with pytest.raises(UsageError):
+            check_collection_name(bad)
+    assert parse_collections("a, b,,a") == ["a", "b"] and parse_collections(["*"]) == "*"
+    assert parse_collections(" , ") is None and parse_collections(None) is None
+    for bad_value in (float("nan"), float("inf"), {"x": [1, float("-inf")]}):
+        with pytest.raises(InvalidQuery):
+            check_filter_value({"n": bad_value})
+    assert check_filter_value({"n": 1.5, "s": "x", "l": [1, True, None]})
+    long = safe_relpath("d/" + "ğ" * 300 + ".docx")
+    assert long.endswith(".docx") and len(long.split("/")[-1].encode()) <= 120
+    assert safe_relpath("*?.md") == "upload.md" and safe_relpath("a/<b>|c.pdf") == "a/bc.pdf"
+    assert upload_paths(["x.md", "x.md/y.md", "X?.md", "x.md/z.md"]) == ["x-2.md", "x.md/y.md", "X.md", "x.md/z.md"]
+    with pytest.raises(UsageError, match="both named"):
+        upload_paths(["same.md", "same.md"])
