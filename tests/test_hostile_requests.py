@@ -242,6 +242,19 @@ def test_3_slow_headers_are_cut_off(ctx: Context) -> None:
         thread.join(10)
 
 
+def test_3_read_token_checked_before_the_body(data_dir: Path, database_url: str) -> None:
+    """With a read token, a read that posts a body (search, the web page's highlights) is 401 before it is read."""
+    ro = make_context(data_dir, database_url, read_token="reader")
+    with running(create_app(ro)) as url, httpx.Client(base_url=url, timeout=30) as client:
+        for path in ("/v1/search", "/v1/highlights"):
+            problem(client.post(path, content=b"{garbage", headers={"content-type": "application/json"}), 401)
+            problem(client.post(path, content=b"x" * (200 * 1024), headers={"content-type": "application/json"}),
+                    401)
+        ok = client.post("/v1/search", json={"q": "x", "collections": "*"}, headers={"Authorization": "Bearer reader"})
+        assert ok.status_code in (200, 404), ok.text
+    ro.close()
+
+
 # ---------------------------------------------------------------------------------------------- hosts
 def test_4_host_and_origin_checked_on_every_route(http: httpx.Client, docs: str, data_dir: Path,
                                                   database_url: str) -> None:

@@ -65,11 +65,13 @@ def create_app(context: Context | None = None) -> FastAPI:
         app.include_router(router)
     from kaynak.web import router as web_router  # the web page at / (issue 16; imported here: it uses .deps)
 
-    app.include_router(web_router(ctx))
+    web = web_router(ctx)
+    app.include_router(web)
 
     install_handlers(app)
     # Outermost: Host / Origin, auth and body limits before anything reads the request (kaynak.api.limits).
-    app.add_middleware(Guard, settings=settings, routes=[r for router in ROUTERS for r in router.routes])
+    routes = [r for router in [*ROUTERS, web] for r in router.routes]
+    app.add_middleware(Guard, settings=settings, routes=routes)
     return app
 
 
