@@ -24,6 +24,8 @@ def serve(
 
     Writes need KAYNAK_API_TOKEN (send Authorization: Bearer <token>); without it they answer 403.
     Reads are open; set KAYNAK_READ_TOKEN before binding to anything but 127.0.0.1.
+    On 127.0.0.1 only requests naming this machine (Host, Origin) are answered; behind a reverse proxy that
+    forwards its public name, add it: KAYNAK_ALLOWED_HOSTS=docs.example.org.
 
     Examples:
 
