@@ -691,7 +691,9 @@ class Store:
                 """
                 SELECT t.chunk_id, t.score
                 FROM unnest(%s::bigint[]) AS c(id),
-                     LATERAL kaynak_bm25_top(c.id, %s::text[], %s, %s::float8, %s::float8, {docs}, %s, %s) t
+                     LATERAL kaynak_bm25_top(
+                         c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int
+                     ) t
                 ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
                 """
             ).format(docs=docs)
