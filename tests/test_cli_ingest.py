@@ -223,3 +223,15 @@ def test_sigint_stops_cleanly_and_says_so(env: dict[str, str], store: Store, tmp
     assert 0 < len(present) < len(sources)
     check_store_matches(store, unique_name, tmp_path, present)
     assert os.path.exists(tmp_path / sources[-1])
+
+
+def test_progress_bar_shows_the_current_file() -> None:
+    from kaynak.cli.ingest_cmd import _ProgressBar
+    from kaynak.ingest import IngestEvent
+
+    bar = _ProgressBar()
+    bar(IngestEvent("reading", source="klasör/" + "uzun-ad-" * 20 + "rapor.pdf", files_total=3))
+    current = bar.progress.tasks[0].fields["current"]
+    assert current.endswith("rapor.pdf") and current.startswith("…") and len(current) <= 60
+    bar(IngestEvent("done", files_total=3, files_done=3))
+    assert bar.progress.tasks[0].fields["current"] == ""
