@@ -24,6 +24,7 @@ from kaynak.quotes import MAX_QUOTE_CHARS
 from kaynak.search import SearchService, is_identifier_like, is_quoted
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
+from kaynak.vocabulary import MAX_QUERY_CHARS
 
 HASH = HashEmbedder()
 SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "rrf", "rerank"}
@@ -214,11 +215,13 @@ def test_syntax_characters_are_text(store: Store, corpus: dict[str, Collection],
 def test_long_query_is_bounded(store: Store, corpus: dict[str, Collection]) -> None:
     svc = make_service(store, corpus["en"].name)
     words = " ".join(f"term{i} pump" for i in range(1200))
-    query = (words * 2)[:10_000]
+    query = (words * 2)[:MAX_QUERY_CHARS]  # the longest query any face accepts (kaynak.rules, issue 12)
     t = time.perf_counter()
     hits = svc.search(query, k=3)
     assert time.perf_counter() - t < 5
     assert hits and len(svc.plan(query).query_lexemes["english"]) <= 64
+    with pytest.raises(InvalidQuery, match=str(MAX_QUERY_CHARS)):
+        svc.search((words * 2)[:10_000], k=3)
 
 
 @pytest.mark.parametrize(
