@@ -567,6 +567,7 @@ def recall_table(
     q = vecs[rng.integers(0, len(vecs), n)] + rng.standard_normal((n, vecs.shape[1])).astype(np.float32) * sigma
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids_pos = {cid: i for i, cid in enumerate(ids)}
     exact = []
     for i in range(0, n, 100):
         sims = q[i : i + 100] @ unit.T
@@ -574,14 +575,19 @@ def recall_table(
         exact.extend({ids[j] for j in row} for row in top)
     out = []
     for ef in efs:
-        hits, times = 0, []
+        hits, close, times = 0, 0, []
         for i in range(n):
             t0 = time.perf_counter()
             got = store.vector_search(col, q[i], 10, None, ef)
             times.append(time.perf_counter() - t0)
             hits += len({cid for cid, _ in got} & exact[i])
-        out.append({"ef_search": ef, "recall@10": round(hits / (10 * n), 4), "p50 ms": round(pct(times, 50), 1),
-                    "p95 ms": round(pct(times, 95), 1)})
+            # near-duplicate chunks (the corpus repeats) sit at almost equal distances: also count a hit whose
+            # distance is within 1 % of the exact 10th distance
+            tenth = max(1.0 - float(unit[ids_pos[c]] @ q[i]) for c in exact[i])
+            close += sum(1 for _, d in got if d <= tenth * 1.01)
+        out.append({"ef_search": ef, "recall@10": round(hits / (10 * n), 4),
+                    "within 1 % of the 10th distance": round(close / (10 * n), 4),
+                    "p50 ms": round(pct(times, 50), 1), "p95 ms": round(pct(times, 95), 1)})
         print(f"  ef_search {ef}: {out[-1]}", file=sys.stderr, flush=True)
     return out
 
@@ -658,6 +664,10 @@ def lancedb_side_by_side(
         return {}
     path = REPO / ".kaynak" / "bench-lancedb"
     db = lancedb.connect(str(path))
+    if os.environ.get("BENCH_LANCEDB_REUSE") and "chunks" in db.table_names():
+        tbl = db.open_table("chunks")
+        if tbl.count_rows() == len(ids):  # same chunks, indexes built by an earlier run
+            return lancedb_queries(tbl, queries, qvecs, {"reused": "table and indexes of an earlier run"})
     t0 = time.perf_counter()
     flat = pa.array(vecs.astype(np.float32).ravel())
     table = pa.table({"id": ids, "text": texts, "vector": pa.FixedSizeListArray.from_arrays(flat, vecs.shape[1])})
@@ -671,6 +681,11 @@ def lancedb_side_by_side(
     vec_s = time.perf_counter() - t0
     rows: dict[str, Any] = {"ingest s": round(ingest_s, 1), "fts index s": round(fts_s, 1),
                             "vector index s": round(vec_s, 1)}
+    return lancedb_queries(tbl, queries, qvecs, rows)
+
+
+def lancedb_queries(tbl: Any, queries: list[str], qvecs: np.ndarray, rows: dict[str, Any]) -> dict[str, Any]:
+    """p50/p95 of LanceDB's hybrid search and each leg, query embedding left out (as kaynak's cached rows)."""
     cases = {
         "hybrid (RRF), k 10": lambda q, v: tbl.search(query_type="hybrid").vector(v).text(q).limit(10).to_list(),
         "keyword leg, top 40": lambda q, v: tbl.search(q, query_type="fts").limit(40).select(["id"]).to_list(),

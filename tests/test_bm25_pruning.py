@@ -95,7 +95,7 @@ def stats_are_exact(store: Store, col: Collection) -> None:
 def prune_limits(store: Store) -> Iterator[None]:
     """Force pruning on these small sets (the shipped limits sum small queries plainly, which is trivially equal;
     ``benchmarks/bench_search.py scale`` checks the shipped limits at 100,000 chunks)."""
-    store.bm25_prune_limits = (0, 64)
+    store.bm25_prune_limits = (0, 64, 0.5)
     yield
     store.bm25_prune_limits = Store.bm25_prune_limits
 

@@ -92,7 +92,7 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
         f"""
         CREATE FUNCTION kaynak_bm25_top(
             p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[],
-            p_min_postings int DEFAULT 8000, p_seed_postings int DEFAULT 2000
+            p_min_postings int DEFAULT 8000, p_seed_postings int DEFAULT 2000, p_split float8 DEFAULT 0.5
         ) RETURNS TABLE (chunk_id text, score float8)
         LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
         #variable_conflict use_column
@@ -167,9 +167,10 @@ def m6_pruned_bm25(conn: psycopg.Connection) -> None:
             v_theta := coalesce(v_theta, 0);  -- no θ (fewer than k matches, or no pruning): every term is read
 
             -- 2. Read in full only the terms that can still matter: the fewest highest-bound terms whose
-            --    remaining bounds add up to less than θ (a chunk with none of them cannot reach θ).
+            --    remaining bounds add up to less than p_split · θ. Any split below θ is exact (a chunk with none
+            --    of them cannot reach θ); a smaller one reads more postings but leaves far fewer candidates.
             v_i := 1;
-            WHILE v_i < v_count AND v_rest[v_i + 1] >= v_theta - v_eps LOOP
+            WHILE v_i < v_count AND v_rest[v_i + 1] >= p_split * v_theta - v_eps LOOP
                 v_i := v_i + 1;
             END LOOP;
             IF v_i = v_count THEN
