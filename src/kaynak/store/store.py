@@ -648,9 +648,10 @@ class Store:
         with self._conn() as conn:
             return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
 
-    # kaynak_bm25_top's (min_postings, seed_postings): below min_postings in all a query is summed plainly; the
-    # rarest terms up to seed_postings give the first threshold. Tests lower them to exercise pruning on small sets.
-    bm25_prune_limits: tuple[int, int] = (8000, 2000)
+    # kaynak_bm25_top's (min_postings, seed_postings, split): below min_postings in all a query is summed plainly;
+    # the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum below
+    # split · θ. Tests lower the first two to exercise pruning on small sets.
+    bm25_prune_limits: tuple[int, int, float] = (8000, 2000, 0.5)
 
     def keyword_search(
         self,
@@ -692,7 +693,7 @@ class Store:
                 SELECT t.chunk_id, t.score
                 FROM unnest(%s::bigint[]) AS c(id),
                      LATERAL kaynak_bm25_top(
-                         c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int
+                         c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
                      ) t
                 ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
                 """
