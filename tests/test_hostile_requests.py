@@ -342,6 +342,13 @@ def test_8_truthful_status_codes(http: httpx.Client, unique_name: str, ctx: Cont
     assert partial.status_code == 207, partial.text
     assert partial.json()["added"] == ["good.md"] and partial.json()["failed"][0]["source"] == "bad.docx"
     assert str(ctx.settings.data_dir) not in partial.text
+    # a failed re-upload keeps the earlier copy (the stored document's origin) and leaves no temporary files
+    first = make_pdf([["First version of the report."]])
+    assert upload(http, unique_name, [("report.pdf", first, "application/pdf")]).status_code == 200
+    problem(upload(http, unique_name, [("report.pdf", b"%PDF-1.4 broken", "application/pdf")]), 422)
+    root = ctx.settings.data_dir / "uploads" / unique_name
+    assert (root / "report.pdf").read_bytes() == first
+    assert sorted(p.name for p in root.iterdir()) == ["good.md", "report.pdf"]
     r = http.put("/v1/search")
     problem(r, 405)
     assert set(r.headers["allow"].split(", ")) >= {"GET", "POST"}, r.headers

@@ -83,19 +83,41 @@ async def documents_upload(
         if declared not in GENERIC_TYPES and declared not in CONTENT_TYPES.get(ext, {declared}):
             raise UnsupportedFileType(rel, f"content type {declared} does not match the extension {ext}")
     root = upload_store.collection_folder(ctx.settings.data_dir, name)
-    for rel, upload in zip(rels, files, strict=True):
-        await _store_upload(root, rel, upload)
+    previous: dict[str, Path] = {}  # rel -> the earlier upload's bytes, put back if the new file fails
+    written: list[str] = []
+
+    def settle(rel: str, stored: bool) -> None:
+        """A stored file keeps its new copy; a failed one gets the earlier copy back (or none)."""
+        target = root.joinpath(*PurePosixPath(rel).parts)
+        earlier = previous.pop(rel, None)
+        if stored:
+            if earlier is not None:
+                earlier.unlink(missing_ok=True)
+        elif earlier is not None:
+            os.replace(earlier, target)
+        else:
+            upload_store.remove_copy(ctx.settings.data_dir, name, rel)
+
     try:
+        for rel, upload in zip(rels, files, strict=True):
+            kept = await _store_upload(root, rel, upload)
+            written.append(rel)
+            if kept is not None:
+                previous[rel] = kept
         report = await run_in_threadpool(
             ctx.ingest.ingest, [root], name, language=language, embedder=embedder, include=rels
         )
-    except BaseException:
-        for rel in rels:
-            upload_store.remove_copy(ctx.settings.data_dir, name, rel)
+    except BaseException as err:  # keep the copies of documents stored before the failure (err.report)
+        done = getattr(err, "report", None)
+        ok = {*getattr(done, "added", ()), *getattr(done, "updated", ()), *getattr(done, "unchanged", ()),
+              *getattr(done, "partial", ())}
+        for rel in written:
+            settle(rel, rel in ok)
         raise
     body = _report_for(report.to_dict(), set(rels), root, ctx.settings.data_dir)
-    for failure in body["failed"]:  # nothing stored: no copy kept
-        upload_store.remove_copy(ctx.settings.data_dir, name, failure["source"])
+    failed = {f["source"] for f in body["failed"]}
+    for rel in rels:
+        settle(rel, rel not in failed)
     stored = [*body["added"], *body["updated"], *body["unchanged"], *body["partial"]]
     if body["failed"] and not stored:
         first = body["failed"][0]["error"]
@@ -106,17 +128,23 @@ async def documents_upload(
     return JSONResponse(body, status_code=200 if not body["failed"] and not body["partial"] else 207)
 
 
-async def _store_upload(root: Path, rel: str, upload: UploadFile) -> None:
-    """Write one upload to ``root/rel`` (through a temporary file, replaced atomically)."""
+async def _store_upload(root: Path, rel: str, upload: UploadFile) -> Path | None:
+    """Write one upload to ``root/rel`` (through a temporary file, replaced atomically). An earlier upload of the
+    same name is moved aside first and its new place returned, so that it can come back if this one fails."""
     target = root.joinpath(*PurePosixPath(rel).parts)
+    stem = f".{target.name[:100]}.{os.getpid()}.{id(upload):x}"
+    earlier: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir() or target.is_symlink():
             raise IsADirectoryError(rel)
-        tmp = target.with_name(f".{target.name[:100]}.{os.getpid()}.{id(upload):x}.part")
+        tmp = target.with_name(stem + ".part")
         with tmp.open("wb") as out:
             while chunk := await upload.read(1 << 20):
                 out.write(chunk)
+        if target.is_file():
+            earlier = target.with_name(stem + ".prev")
+            os.replace(target, earlier)
         os.replace(tmp, target)
     except (NotADirectoryError, IsADirectoryError, FileExistsError):
         raise Conflict(
@@ -125,6 +153,7 @@ async def _store_upload(root: Path, rel: str, upload: UploadFile) -> None:
         ) from None
     finally:
         await upload.close()
+    return earlier
 
 
 def _report_for(report: dict[str, Any], rels: set[str], root: Path, data_dir: Path) -> dict[str, Any]:
