@@ -33,7 +33,7 @@ from kaynak.api.deps import Read, bearer, matches
 from kaynak.context import Context
 from kaynak.errors import NotFound
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS
-from kaynak.web.files import open_original
+from kaynak.web.files import CONTENT_TYPES, open_original
 from kaynak.web.i18n import LANGS, choose_language
 from kaynak.web.page import render_page
 
@@ -52,6 +52,13 @@ STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 MAX_HIGHLIGHT_TEXT = 20_000
+FILE_RESPONSE: dict[str, Any] = {
+    "description": "The original file: PDF inline, other formats as an attachment (Content-Disposition).",
+    "content": {
+        media: {"schema": {"type": "string", "format": "binary"}}
+        for media in sorted({t.split(";")[0] for t in CONTENT_TYPES.values()} | {"application/octet-stream"})
+    },
+}
 
 
 class HighlightItem(BaseModel):
@@ -137,7 +144,7 @@ def router(context: Context) -> APIRouter:
         return {"highlights": [[list(s) for s in item] for item in spans]}
 
     @r.get("/v1/documents/{document_id}/file", tags=["documents"], dependencies=read,
-           summary="A document's original file")
+           summary="A document's original file", response_class=Response, responses={200: FILE_RESPONSE})
     async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
         """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
         (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, changed,
