@@ -372,3 +372,64 @@ def test_turkish_query_finds_english_document_through_vector_leg(store: Store, e
         assert hits[0].scores["keyword"] is None and hits[0].scores["vector_rank"] == 1
     finally:
         store.delete_collection(col.name)
+
+
+def test_one_pass_search_returns_its_plan(
+    store: Store, corpus: dict[str, Collection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search() plans once; the plan comes back with the hits and highlighting reuses its lexemes."""
+    svc = make_service(store, corpus["tr"].name)
+    calls = {"plan": 0}
+    real_plan = svc.plan
+
+    def counting_plan(*args: object, **kwargs: object) -> object:
+        calls["plan"] += 1
+        return real_plan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(svc, "plan", counting_plan)
+    hits = svc.search("KAT MALİKLERİ kurulu", k=3, mode="hybrid")
+    assert calls["plan"] == 1 and hits.plan is not None
+    assert hits.plan.mode == "hybrid" and [c.name for c in hits.plan.collections] == [corpus["tr"].name]
+    assert "malik" in " ".join(hits.plan.query_lexemes["turkish"])
+
+    def no_stemming(*args: object, **kwargs: object) -> list[str]:
+        raise AssertionError("the query was stemmed again")
+
+    monkeypatch.setattr(svc.store, "query_lexemes", no_stemming)
+    marks = svc.highlights("KAT MALİKLERİ kurulu", hits)
+    assert any(marks)
+
+
+def test_query_vectors_are_cached(store: Store, corpus: dict[str, Collection]) -> None:
+    class Counting(HashEmbedder):
+        calls = 0
+
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            Counting.calls += 1
+            return super().embed_queries(texts)
+
+    emb = Counting()
+    svc = SearchService(store, Settings(collection=corpus["tr"].name, embedder="hash"), lambda name: emb)
+    first = svc.search("kat malikleri", mode="vector", k=3)
+    second = svc.search("kat malikleri", mode="vector", k=3)
+    assert [h.chunk_id for h in first] == [h.chunk_id for h in second]
+    assert Counting.calls == 1
+    svc.search("ortak giderler", mode="vector", k=3)
+    assert Counting.calls == 2
+    svc.query_vectors.size = 1
+    svc.search("yönetici seçilir", mode="vector", k=3)  # an LRU of one keeps only this query
+    svc.search("kat malikleri", mode="vector", k=3)
+    assert Counting.calls == 4
+
+
+def test_pruned_and_full_keyword_leg_agree_in_search(store: Store, corpus: dict[str, Collection]) -> None:
+    pruned = make_service(store, corpus["tr"].name)
+    full = make_service(store, corpus["tr"].name, bm25_pruning=False)
+    store.bm25_prune_limits = (0, 1, 0.5)
+    try:
+        for q in ("kat malikleri kurulu", "Iğdır kayısı", "ortak giderler arsa payı"):
+            a = pruned.search(q, mode="keyword", k=5)
+            b = full.search(q, mode="keyword", k=5)
+            assert [h.chunk_id for h in a] == [h.chunk_id for h in b]
+    finally:
+        store.bm25_prune_limits = Store.bm25_prune_limits
