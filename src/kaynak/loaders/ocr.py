@@ -74,6 +74,8 @@ PAGE_TIMEOUT_S = 90.0
 #: ``noise_level`` above which a page is smoothed before OCR.
 NOISY = 16.0
 _CACHE_VERSION = 1
+#: In the warning of a PDF whose scanned pages could not be OCR'd (see ``ocr_now_possible``).
+NOT_OCRD = "a scan, not OCR'd"
 _LANG_RE = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
 
 
@@ -137,6 +139,12 @@ def ocr_fingerprint() -> str:
     the ingest remembers failed files, so a scan refused for want of Tesseract is read once it is installed."""
     info = tesseract_info()
     return f"{info.engine} {'+'.join(info.languages)}" if info is not None else "no OCR"
+
+
+def ocr_now_possible(warnings: list[str]) -> bool:
+    """True when a stored document's warnings say some pages were not OCR'd for want of Tesseract, and Tesseract is
+    here now: the ingest then reads the unchanged file again instead of skipping it."""
+    return any(NOT_OCRD in w for w in warnings) and tesseract_info() is not None
 
 
 def ocr_languages(collection_language: str | None, override: str | None = None) -> str:
@@ -555,7 +563,7 @@ def ocr_pdf_pages(path: Path, data: bytes, pages: list[Page], *, skip: set[int] 
     except OcrUnavailable as err:
         if n_text == 0:
             raise
-        result.empty_reason = "a scan, not OCR'd" + err.reason.removeprefix(_NO_LAYER)
+        result.empty_reason = NOT_OCRD + err.reason.removeprefix(_NO_LAYER)
         return result
     confidences: dict[int, float] = {}
     with _pdfium(path, data) as pdf:
