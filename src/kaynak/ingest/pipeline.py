@@ -35,6 +35,7 @@ import numpy as np
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, DocumentRejected, FileTooLarge, KaynakError, NoText
 from kaynak.langdetect import detect_collection_language
+from kaynak.loaders.ocr import ocr_now_possible
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, LoadedDocument, Page
 
@@ -573,7 +574,7 @@ def prepare_file(
         )
     sha = file_sha256(job.path)
     stored = known.get(job.source)
-    if stored is not None and stored[0] == sha:
+    if stored is not None and stored[0] == sha and not ocr_now_possible(stored[1]):
         return _Skip(job.source, stored[1])
     failed = failures.get(job.source)
     if failed is not None and failed[0] == sha and failed[2] == parser:
