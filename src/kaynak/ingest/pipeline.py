@@ -489,7 +489,9 @@ class Run:
         try:
             doc_id = self.store.replace_document(
                 self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.with_chunk_texts(), d.vectors,
-                skip_if_unchanged=True, warnings=d.warnings, origin=d.origin, file_stat=d.file_stat,
+                # a file OCR has read replaces its stored version even with the same bytes: it was re-read because
+                # its scans were not OCR'd before (ocr_now_possible)
+                skip_if_unchanged="ocr" not in d.metadata, warnings=d.warnings, origin=d.origin, file_stat=d.file_stat,
             )
         except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
             self.fail(_Fail(d.source, str(err), d.warnings, d.sha256))
