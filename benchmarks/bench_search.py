@@ -394,12 +394,13 @@ def sentence_groups(text: str, size: int = 400) -> list[str]:
     return parts
 
 
-def latency_collection(store: Store, n_chunks: int, vectors: bool = True) -> Collection:
-    """``n_chunks`` SciFact pieces with e5-like vectors (``vectors=False``: text only, for BM25 at a million)."""
+def latency_collection(store: Store, n_chunks: int, vectors: bool = True, reuse: bool = False) -> Collection:
+    """``n_chunks`` SciFact pieces with e5-like vectors (``vectors=False``: text only, for BM25 at a million).
+    ``reuse``: take the collection as it is, even if a build was stopped before ``n_chunks``."""
     name = f"bench_latency_{n_chunks}" + ("" if vectors else "_text")
     try:
         col = store.get_collection(name)
-        if col.chunk_count >= n_chunks:
+        if col.chunk_count >= n_chunks or reuse:
             return col
         store.delete_collection(name)
     except Exception:  # CollectionNotFound
@@ -700,6 +701,19 @@ def lancedb_queries(tbl: Any, queries: list[str], qvecs: np.ndarray, rows: dict[
     return rows
 
 
+def check_pruned(store: Store, col: Collection, lexemes: list[list[str]], k: int = 40) -> int:
+    """Pruned and full BM25 give the same top k (scores to 1e-12; ids equal up to exact ties) on every query."""
+    for lx in lexemes:
+        full = store.keyword_search([col], None, k + 50, lexemes=lx, pruned=False)
+        pruned = store.keyword_search([col], None, k, lexemes=lx, pruned=True)
+        full_score = dict(full)
+        assert len(pruned) == len(full[:k]), lx
+        for (cid, score), (_, expected) in zip(pruned, full, strict=False):
+            assert math.isclose(score, expected, rel_tol=1e-12), (lx, score, expected)
+            assert math.isclose(full_score.get(cid, -1.0), score, rel_tol=1e-12), (lx, cid)
+    return len(lexemes)
+
+
 def scale(args: argparse.Namespace) -> None:
     """Search at ``--chunks``: build facts, every mode with and without query embedding, old vs new keyword leg,
     HNSW recall per ef_search, a 1 % filter, REST under load, and LanceDB on the same data (see docs)."""
@@ -716,7 +730,7 @@ def scale(args: argparse.Namespace) -> None:
         store.get_collection(f"bench_latency_{args.chunks}" + ("_text" if args.text_only else ""))
     except Exception:  # CollectionNotFound
         existed = False
-    col = latency_collection(store, args.chunks, vectors=not args.text_only)
+    col = latency_collection(store, args.chunks, vectors=not args.text_only, reuse=args.reuse)
     report: dict[str, Any] = {"chunks": col.chunk_count, "documents": col.document_count, "machine": cpu_facts()}
     report["ingest s"] = None if existed else round(time.perf_counter() - t0, 1)
     if args.rebuild_hnsw:
@@ -781,6 +795,7 @@ def scale(args: argparse.Namespace) -> None:
     rows.append(("  keyword leg, 1 % filter (top 40)",
                  [timed(lambda lx=lx: store.keyword_search([col], None, 40, filters=one_pct, lexemes=lx))
                   for lx in lexemes]))
+    report["pruned equals full (claims, k 40)"] = check_pruned(store, col, lexemes[: args.check])
     report["latency"] = {label.strip(): (round(pct(t, 50), 1), round(pct(t, 95), 1)) for label, t in rows}
     if args.text_only:
         args.recall = args.rest = 0
@@ -834,6 +849,8 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--parallel-workers", type=int, default=1)
     sc.add_argument("--json", help="write the report here")
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
+    sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
+    sc.add_argument("--check", type=int, default=60, help="claims on which pruned and full BM25 must agree")
     args, _unknown = parser.parse_known_args(argv)
     if args.command == "scale":
         scale(args)
