@@ -402,7 +402,6 @@
   }
 
   function renderResults(hits) {
-    const multi = new Set(hits.map((h) => h.collection)).size > 1 || (selectedCollections() || []).length !== 1;
     const quotes = [];
     const items = hits.map((hit, i) => {
       const quote = el('blockquote', { class: 'quote' }, hit.quote.text);
@@ -424,7 +423,7 @@
         el('p', { class: 'where' },
           el('span', { class: 'label' }, T.page), ' ', String(hit.page),
           hit.section ? [' · ', el('span', { class: 'label' }, T.section), ' ', hit.section] : null,
-          multi ? [' · ', el('span', { class: 'label' }, T.collection), ' ', hit.collection] : null,
+          ' · ', el('span', { class: 'label' }, T.collection), ' ', hit.collection,
           hit.ocr ? [' ', badge('OCR', hit.ocr.confidence != null ? String(hit.ocr.confidence) : null)] : null,
           hit.stale ? [' ', badge(T.stale)] : null),
         quote,
