@@ -307,3 +307,37 @@ def test_search_finds_the_scanned_page(tmp_path: Path, env: dict[str, str], uniq
     assert result.exit_code == 0, result.output
     assert "karar.pdf" in result.output and "p. 2" in result.output
     assert re.search(r"OCR \d+ %", result.output), result.output
+
+
+@needs_tesseract
+def test_scan_ingested_without_tesseract_is_read_once_it_is_installed(
+    tmp_path: Path, env: dict[str, str], unique_name: str, monkeypatch
+) -> None:
+    import hashlib
+
+    from kaynak.context import Context
+
+    img, _ = _scan(FALLBACK["tr"])
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    cover = "Cover letter. The decision of the committee is attached as page two."
+    pdf = folder / "karar.pdf"
+    pdf.write_bytes(merge_pdfs([(text_pdf([cover]), [0]), (image_pdf([img]), [0])]))
+    # First ingested where Tesseract was missing (loaded here: the parse workers keep the environment they
+    # started with), so page 2 is stored empty with a warning.
+    with monkeypatch.context() as m:
+        m.setenv("PATH", str(tmp_path / "nobin"))
+        without = load(pdf)
+    assert without.pages[1].text == "" and any("not OCR'd" in w for w in without.warnings)
+    sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    ctx = Context()
+    try:
+        ctx.ingest.ingest_documents(unique_name, [("karar.pdf", sha, without)], language="turkish")
+        assert ctx.search.page_text(unique_name, "karar.pdf", 2) == ""
+        report = ctx.ingest.ingest([folder], unique_name)  # Tesseract is here now: the same bytes are read again
+        assert report.updated == ["karar.pdf"] or report.added == ["karar.pdf"], report.to_dict()
+        assert "İtiraz süresi on beş gündür" in ctx.search.page_text(unique_name, "karar.pdf", 2)
+        again = ctx.ingest.ingest([folder], unique_name)
+        assert again.unchanged == ["karar.pdf"]  # and only once
+    finally:
+        ctx.close()

@@ -489,8 +489,8 @@ def needs_ocr(text: str) -> bool:
 
 @dataclass
 class PdfOcrResult:
-    """What ``ocr_pdf_pages`` did: metadata for the document (None when nothing was OCR'd), warnings, and why
-    pages are still empty (for the loader's own warning)."""
+    """What ``ocr_pdf_pages`` did: metadata for the document (None when OCR did not run), warnings, and why pages
+    are still empty (for the loader's own warning)."""
 
     metadata: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -587,6 +587,6 @@ def ocr_pdf_pages(path: Path, data: bytes, pages: list[Page], *, skip: set[int] 
             run.note(page.number, ocr)
     run.cache.flush()
     result.warnings = run.warnings
-    result.metadata = run.metadata(confidences) if confidences else None
+    result.metadata = run.metadata(confidences)  # also when OCR found nothing: it ran (see ocr_now_possible)
     result.empty_reason = "no text found, not even by OCR"
     return result
