@@ -341,3 +341,19 @@ def test_scan_ingested_without_tesseract_is_read_once_it_is_installed(
         assert again.unchanged == ["karar.pdf"]  # and only once
     finally:
         ctx.close()
+
+
+@needs_tesseract
+def test_doctor_reports_ocr(env: dict[str, str]) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    status = ocr_status()
+    assert status["available"] and {"tur", "eng"} <= set(status["languages"]) and "problem" not in status
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    assert json.loads(result.stdout)["ocr"]["engine"].startswith("tesseract ")
+    table = CliRunner().invoke(app, ["doctor"])
+    assert re.search(r"ocr\s+tesseract \S+ \(eng\+tur\)", table.output), table.output
