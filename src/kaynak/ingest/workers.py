@@ -212,15 +212,21 @@ def _function(call: str | None) -> Any:
 
 def _worker_main(conn: Any, memory_bytes: int) -> None:
     """A worker process: limit memory, capture stray output, then parse tasks until told to stop."""
-    import resource
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if memory_bytes > 0:
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: the time limit still holds, the memory limit cannot be set
+        resource = None  # type: ignore[assignment]
+    if resource is not None:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if memory_bytes > 0:
+            try:
+                _, hard = resource.getrlimit(resource.RLIMIT_AS)
+                limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            except (ValueError, OSError, AttributeError):  # e.g. macOS refuses RLIMIT_AS: time limit only
+                pass
     # Anything written to stdout/stderr (C libraries, stray prints) goes to a scratch file read after each task.
     scratch = tempfile.TemporaryFile()  # noqa: SIM115  (open for the worker's whole life)
     sys.stdout.flush()
