@@ -589,7 +589,7 @@ def prepare_file(
 
     def finish(answer: Parsed | ParseFailure) -> _Prepared | _Fail:
         if isinstance(answer, ParseFailure):
-            return _Fail(job.source, answer.reason, answer.warnings, sha)
+            return _Fail(job.source, answer.reason, answer.warnings, None if answer.transient else sha)
         title = bounded_title(answer.title) or bounded_title(Path(job.source).stem) or job.source[:MAX_TITLE]
         return _Prepared(
             job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, answer.warnings, origin,

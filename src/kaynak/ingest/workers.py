@@ -111,6 +111,9 @@ class ParseFailure:
 
     reason: str
     warnings: list[str] = field(default_factory=list)
+    #: the same bytes may parse another time (a timeout on a busy machine, the system killing the worker, a
+    #: shutdown): such a failure is not remembered, so the next run tries again
+    transient: bool = False
 
 
 def add_warning(out: list[str], text: str) -> None:
@@ -362,20 +365,22 @@ class _Slot:
             self.conn.send(task)
         except (BrokenPipeError, EOFError, OSError):
             code = self.stop_process(kill=True)
-            return ParseFailure(self._crash_reason(code))
+            return self._crash(code)
         deadline = time.monotonic() + pool.timeout_s
         self.busy_since = time.monotonic()
         try:
             while True:
                 if pool._closed.is_set():
                     self.stop_process(kill=True)
-                    return ParseFailure("the ingest was shut down while this file was being parsed; run it again")
+                    return ParseFailure(
+                        "the ingest was shut down while this file was being parsed; run it again", transient=True
+                    )
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self.stop_process(kill=True)
                     return ParseFailure(
                         f"parsing took longer than {pool.timeout_s:g} s and was stopped (limit KAYNAK_PARSE_TIMEOUT_S; "
-                        "raise it to take this file)"
+                        "raise it to take this file)", transient=True,
                     )
                 try:
                     ready = self.conn.poll(min(left, 0.5))
@@ -387,7 +392,7 @@ class _Slot:
                     result = self.conn.recv()
                 except (EOFError, OSError, Exception):
                     code = self.stop_process(kill=True)
-                    return ParseFailure(self._crash_reason(code))
+                    return self._crash(code)
                 if isinstance(result, ParseFailure) and result.reason == "memory":
                     self.stop_process(kill=True)  # the worker exits after a MemoryError; make sure
                     result.reason = self._memory_reason()
@@ -398,6 +403,10 @@ class _Slot:
     def _memory_reason(self) -> str:
         mb = self.pool.memory_mb
         return f"needs more than {mb} MB to parse (limit KAYNAK_PARSE_MEMORY_MB; raise it to take this file)"
+
+    def _crash(self, code: int | None) -> ParseFailure:
+        killed = code is not None and code == -signal.SIGKILL  # by the system (out of memory) or a person
+        return ParseFailure(self._crash_reason(code), transient=killed)
 
     def _crash_reason(self, code: int | None) -> str:
         mb = self.pool.memory_mb
