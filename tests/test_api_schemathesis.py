@@ -39,7 +39,11 @@ def app(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Iterator
     data_dir: Path = tmp_path_factory.mktemp("schemathesis")
     ctx = Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash", api_token=TOKEN,
                                 max_upload_mb=1, parse_workers=1, parse_timeout_s=30))
-    ctx.ingest.create_collection("sema", "turkish", "hash")
+    docs = data_dir / "docs"
+    docs.mkdir()
+    (docs / "sayfa.html").write_text("<html><body><h1>Başlık</h1><p>Kat malikleri kurulu.</p></body></html>")
+    (docs / "not.md").write_text("# Not\n\nAidat her ay ödenir.\n")
+    ctx.ingest.ingest([docs], "sema", language="turkish")  # documents with originals for /v1/documents/{id}/file
     yield create_app(ctx)
     ctx.close()
 
