@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -159,6 +160,7 @@ def main() -> None:
         from kaynak.store.server import stop_embedded
 
         stop_embedded(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
