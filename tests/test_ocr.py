@@ -215,6 +215,16 @@ def test_grainy_scan_is_smoothed_before_ocr(tmp_path: Path) -> None:
 
 
 @needs_tesseract
+@pytest.mark.skipif(not (tesseract_info() and tesseract_info().osd), reason="Tesseract lacks its osd data")
+def test_page_scanned_sideways_is_turned_upright(tmp_path: Path) -> None:
+    img, truth = render_page(FALLBACK["tr"], page_in=(8.27, 4.0))
+    path = tmp_path / "yan.png"
+    path.write_bytes(image_bytes(img.rotate(90, expand=True), "PNG"))  # read as it lies: 36 % confidence, garbage
+    doc = load(path)
+    assert cer(truth, doc.pages[0].text) <= 0.02 and doc.metadata["ocr"]["pages"]["1"] >= 80
+
+
+@needs_tesseract
 def test_blank_scan_is_no_text(tmp_path: Path) -> None:
     from PIL import Image
 

@@ -73,7 +73,7 @@ LOW_CONFIDENCE = 60.0
 PAGE_TIMEOUT_S = 90.0
 #: ``noise_level`` above which a page is smoothed before OCR.
 NOISY = 16.0
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 #: In the warning of a PDF whose scanned pages could not be OCR'd (see ``ocr_now_possible``).
 NOT_OCRD = "a scan, not OCR'd"
 _LANG_RE = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
@@ -87,6 +87,7 @@ class TesseractInfo:
     path: str
     version: str
     languages: tuple[str, ...]
+    osd: bool = False  # has the orientation and script detection data (pages scanned sideways)
 
     @property
     def engine(self) -> str:
@@ -113,7 +114,8 @@ def _probe(path: str) -> TesseractInfo | None:
     m = re.search(r"tesseract\s+v?([\w.\-]+)", out)
     listed = langs.stdout.decode("utf-8", "replace").splitlines()
     languages = tuple(sorted(ln.strip() for ln in listed[1:] if ln.strip() and ln.strip() != "osd"))
-    return TesseractInfo(path=path, version=m.group(1) if m else "unknown", languages=languages)
+    osd = any(ln.strip() == "osd" for ln in listed[1:])
+    return TesseractInfo(path=path, version=m.group(1) if m else "unknown", languages=languages, osd=osd)
 
 
 def tesseract_info() -> TesseractInfo | None:
@@ -308,42 +310,90 @@ def _tesseract(info: TesseractInfo, grey: Image.Image, languages: str, dpi: int 
     return parse_tsv(done.stdout.decode("utf-8", "replace"))
 
 
+def _score(reading: PageOcr | None) -> float:
+    return reading.confidence * reading.words if reading is not None else -1.0
+
+
+def _read(info: TesseractInfo, grey: Image.Image, languages: str, dpi: int | None, timeout: float) -> PageOcr:
+    """One page as it lies: smoothed first when grainy; read again smoothed when it reads badly."""
+    if noise_level(grey) > NOISY:
+        smooth = _denoised(grey)
+        try:
+            return _tesseract(info, smooth, languages, dpi, timeout)
+        finally:
+            smooth.close()
+    try:
+        first: PageOcr | None = _tesseract(info, grey, languages, dpi, timeout)
+    except OcrFailure:
+        first = None
+    if first is not None and first.words and first.confidence >= LOW_CONFIDENCE:
+        return first
+    smooth = _denoised(grey)
+    try:
+        second = _tesseract(info, smooth, languages, dpi, timeout)
+    except OcrFailure:
+        if first is None:
+            raise
+        return first
+    finally:
+        smooth.close()
+    return second if first is None or _score(second) > _score(first) else first
+
+
+_ROTATE_RE = re.compile(r"Rotate:\s*(\d+)")
+_ORIENT_CONF_RE = re.compile(r"Orientation confidence:\s*([\d.]+)")
+
+
+def _orientation(info: TesseractInfo, grey: Image.Image, timeout: float) -> int:
+    """Degrees to turn the page clockwise to make it upright (Tesseract's orientation detection), 0 when upright
+    or unsure."""
+    buf = io.BytesIO()
+    grey.save(buf, format="PPM")
+    try:
+        done = subprocess.run([info.path, "stdin", "stdout", "--psm", "0"], input=buf.getvalue(),
+                              capture_output=True, timeout=timeout, env=_env(), check=False)
+    except (subprocess.TimeoutExpired, OSError):
+        return 0
+    out = done.stdout.decode("utf-8", "replace")
+    turn, conf = _ROTATE_RE.search(out), _ORIENT_CONF_RE.search(out)
+    if done.returncode != 0 or not turn or not conf or float(conf.group(1)) < 1.0:
+        return 0
+    return int(turn.group(1)) if int(turn.group(1)) in (90, 180, 270) else 0
+
+
 def ocr_image(image: Image.Image, languages: str, dpi: int | None = None, *,
               info: TesseractInfo | None = None, timeout: float = PAGE_TIMEOUT_S) -> PageOcr:
     """OCR one image. ``dpi``: its resolution when known (Tesseract estimates otherwise). Raises OcrFailure.
 
     A grainy image (``noise_level`` above NOISY) is smoothed first; an image that reads badly as it is (no words,
-    or confidence below LOW_CONFIDENCE, or too slow) is read once more smoothed, and the reading with the larger
-    sum of word confidences wins. Clean pages cost one Tesseract run."""
+    or confidence below LOW_CONFIDENCE, or too slow) is read once more smoothed, and, when it still reads badly,
+    turned upright by Tesseract's orientation detection (a page scanned sideways or upside down) and read again;
+    the reading with the larger sum of word confidences wins. Clean upright pages cost one Tesseract run."""
     info = info or tesseract_info()
     if info is None:
         raise OcrFailure(f"Tesseract is not installed: {INSTALL_HINT}")
     grey = _grey(image)
     try:
-        if noise_level(grey) > NOISY:
-            smooth = _denoised(grey)
-            try:
-                return _tesseract(info, smooth, languages, dpi, timeout)
-            finally:
-                smooth.close()
         try:
-            first: PageOcr | None = _tesseract(info, grey, languages, dpi, timeout)
-        except OcrFailure:
-            first = None
-        if first is not None and first.words and first.confidence >= LOW_CONFIDENCE:
-            return first
-        smooth = _denoised(grey)
-        try:
-            second = _tesseract(info, smooth, languages, dpi, timeout)
-        except OcrFailure:
-            if first is None:
-                raise
-            return first
-        finally:
-            smooth.close()
-        if first is None or second.confidence * second.words > first.confidence * first.words:
-            return second
-        return first
+            best: PageOcr | None = _read(info, grey, languages, dpi, timeout)
+            failure: OcrFailure | None = None
+        except OcrFailure as err:
+            best, failure = None, err
+        if (best is None or not best.words or best.confidence < LOW_CONFIDENCE) and info.osd:
+            turn = _orientation(info, grey, timeout)
+            if turn:
+                upright = grey.rotate(-turn, expand=True)
+                try:
+                    turned = _read(info, upright, languages, dpi, timeout)
+                except OcrFailure:
+                    turned = None
+                finally:
+                    upright.close()
+                if _score(turned) > _score(best):
+                    best = turned
+        if best is None:
+            raise failure or OcrFailure("Tesseract read nothing")
+        return best
     finally:
         if grey is not image:
             grey.close()
