@@ -18,7 +18,7 @@ import pytest
 
 from kaynak.config import Settings, load_settings
 from kaynak.ingest import IngestService
-from kaynak.ingest.sync import collection_status
+from kaynak.ingest.sync import SyncReport, collection_status
 from kaynak.ingest.watch import Watcher, network_fs
 from kaynak.store import Store
 from syncutil import Factory, db_mismatches, text_for, write
@@ -60,7 +60,9 @@ class Running:
     """A Watcher in a thread of this process."""
 
     def __init__(self, service: IngestService, name: str, **kw: object) -> None:
-        self.watcher = Watcher(service, [name], settle_s=SETTLE, heartbeat_s=0.5, **kw)  # type: ignore[arg-type]
+        self.reports: list[SyncReport] = []
+        self.watcher = Watcher(service, [name], settle_s=SETTLE, heartbeat_s=0.5, on_sync=self.reports.append,
+                               **kw)  # type: ignore[arg-type]
         self.stop = threading.Event()
         self.errors: list[BaseException] = []
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -113,7 +115,12 @@ def test_watcher_follows_every_kind_of_change(
         (root / "other").mkdir()
         (root / "sub/a3.md").rename(root / "other/a3.md")  # move between subfolders
         w.settled(store, unique_name, root)
+        (root / "other").rename(root / "other2")  # a whole folder moved
+        w.settled(store, unique_name, root)
         assert len(emb.texts) == before, "a pure rename or move must not embed anything"
+        # After the catch-up, a change is synced at its own path, not by walking the folder.
+        assert w.reports[-1].roots[0]["files"] <= 2 and w.reports[-1].moved == [
+            {"from": "other/a3.md", "to": "other2/a3.md"}]
 
         # A file written slowly in pieces is taken once, whole.
         before = len(emb.texts)
@@ -256,3 +263,22 @@ def test_watcher_sync_and_ingest_at_once_embed_each_change_once(
     col = store.get_collection(unique_name)
     changed = sum(d.chunk_count for d in store.list_documents(col))
     assert len(factory.embedder.texts) - before == changed  # each new or changed file embedded exactly once
+
+
+def test_a_rename_whose_new_name_is_still_settling_is_still_a_rename(
+    service: IngestService, store: Store, factory: Factory, tmp_path: Path, unique_name: str
+) -> None:
+    from kaynak.ingest.sync import sync
+
+    write(tmp_path / "old.md", text_for(1))
+    service.ingest([tmp_path], unique_name, language="english", remember=True)
+    before = len(factory.embedder.texts)
+    (tmp_path / "old.md").rename(tmp_path / "new.md")
+    new = str(tmp_path / "new.md")
+    # The old name's deletion has settled, the new name not yet: the document is kept, not removed …
+    r = sync(service, unique_name, hold=lambda path: path == new, scope=[str(tmp_path / "old.md"), new])
+    assert r.deferred == ["old.md"] and r.removed == [] and r.held == ["new.md"]
+    # … and once the new name settles, it is a rename: nothing embedded.
+    r = sync(service, unique_name, scope=[str(tmp_path / "old.md"), new])
+    assert r.moved == [{"from": "old.md", "to": "new.md"}] and len(factory.embedder.texts) == before
+    assert db_mismatches(store, unique_name, tmp_path) == []

@@ -31,10 +31,10 @@ from kaynak.errors import UsageError
 from kaynak.store import Store
 from kaynak.types import Collection
 
-from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256
+from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256, supported_extensions
 from .pipeline import origin_of
 from .report import IngestEvent, IngestReport
-from .sources import decode_source
+from .sources import decode_source, encode_source
 
 if TYPE_CHECKING:
     from .service import IngestService
@@ -95,6 +95,7 @@ class SyncReport:
     moved: list[dict[str, str]] = field(default_factory=list)  # {"from", "to"}: renamed, nothing re-embedded
     removed: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # still being written: left for the next run
+    deferred: list[str] = field(default_factory=list)  # gone, kept while a held file may be their new name
     ingest: IngestReport | None = None
     seconds: float = 0.0
     interrupted: bool = False
@@ -143,6 +144,7 @@ class Plan:
     roots: list[dict[str, Any]] = field(default_factory=list)
     available: list[_Root] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
+    held_sizes: set[int | None] = field(default_factory=set)
     states: dict[str, tuple[str, int | None, int | None, str | None]] = field(default_factory=dict)
 
 
@@ -162,9 +164,12 @@ def plan(
     collection: Collection,
     sources: list[dict[str, Any]],
     hold: Callable[[str], bool] | None = None,
+    scope: Sequence[str] | None = None,
 ) -> Plan:
     """Walk the remembered roots and compare stats with the stored documents. ``hold(path)``, asked only for files
-    whose stat changed and for documents whose file is gone: true when that file is still changing (leave it out)."""
+    whose stat changed and for documents whose file is gone: true when that file is still changing (leave it out).
+    ``scope`` (the watcher): only these absolute paths (files or folders, present or gone) are looked at, not the
+    whole roots; documents whose origin lies at or under them and whose file is no longer found there are gone."""
     p = Plan()
     states = p.states = store.file_states(collection)
     for src in sources:
@@ -180,7 +185,9 @@ def plan(
         if not path.exists():
             p.roots.append({"root": src["root"], "status": "ok", "files": 0})
             continue
-        found = discover([path], root.filter)
+        # Includes may name any file type: such a root is walked whole, as ingest walks it.
+        full = scope is None or bool(root.filter.include)
+        found = discover([path], root.filter) if full else _discover_scope(root, scope or [])
         p.found.failed.extend(found.failed)
         p.found.skipped.extend(found.skipped)
         p.found.seen |= found.seen
@@ -198,6 +205,7 @@ def plan(
             p.unchanged += 1
         elif hold is not None and hold(os.fspath(job.path)):
             p.held.append(source)
+            p.held_sizes.add(st.st_size if st is not None else None)
         else:
             p.changed.append((job, st))
     for source, (_sha, _size, _mtime, origin) in states.items():
@@ -205,11 +213,73 @@ def plan(
             continue
         if origin is None or not any(_under(origin, r) and r.filter(source) for r in p.available):
             continue  # not from a remembered root (an upload, an unknown origin, a missing drive): kept
+        if scope is not None and not any(origin == s or origin.startswith(s.rstrip("/") + "/") for s in scope):
+            continue  # outside the changed paths: not looked at
         if hold is not None and hold(origin):
             p.held.append(source)
             continue
         p.gone[source] = origin
     return p
+
+
+def _discover_scope(root: _Root, scope: Sequence[str]) -> Discovery:
+    """What ``discover`` would find of the root at the changed ``scope`` paths only (sources relative to the root)."""
+    found = Discovery()
+    base = root.text.rstrip("/") + "/"
+    for path in sorted(set(scope)):
+        if not root.is_dir:
+            if path == root.text and os.path.lexists(path):
+                _merge(found, discover([Path(path)], root.filter), "", None)
+            continue
+        if not path.startswith(base):
+            continue
+        rel = path[len(base):]
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue  # hidden, as in a full walk
+        if os.path.isdir(path) and not os.path.islink(path):
+            _merge(found, discover([Path(path)], PathFilter()), encode_source(rel) + "/", root.filter)
+        elif os.path.lexists(path):
+            source = encode_source(rel)
+            if os.path.splitext(path)[1].lower() not in supported_extensions() or not root.filter(source):
+                continue
+            found.seen.add(source)
+            real = os.path.realpath(path)
+            if os.path.islink(path) and not (os.path.exists(real) and real.startswith(base)):
+                found.skipped.append({"source": source, "reason": "symbolic link that leads nowhere or out of the "
+                                      "ingest root; not followed"})
+            elif not os.path.isfile(path):
+                found.skipped.append({"source": source, "reason": "not a regular file; left out"})
+            else:
+                found.jobs.append(FileJob(Path(path), source))
+    return found
+
+
+def _merge(into: Discovery, sub: Discovery, prefix: str, keep: PathFilter | None) -> None:
+    """Add ``sub``'s findings with ``prefix`` before their sources, those ``keep`` accepts."""
+    for job in sub.jobs:
+        source = prefix + job.source
+        if keep is None or keep(source):
+            into.jobs.append(FileJob(job.path, source))
+            into.seen.add(source)
+    for f in sub.failed:
+        if keep is None or keep(prefix + f["source"]):
+            into.failed.append({**f, "source": prefix + f["source"]})
+            into.seen.add(prefix + f["source"])
+    for f in sub.skipped:
+        if keep is None or keep(prefix + f["source"]):
+            into.skipped.append({**f, "source": prefix + f["source"]})
+            into.seen.add(prefix + f["source"])
+    into.ignored += sub.ignored
+
+
+def _gone_in_scope(source: str, roots: list[_Root], scope: Sequence[str]) -> bool:
+    """Whether the file of ``source`` lies at or under a changed path and is no longer there."""
+    for r in roots:
+        if r.is_dir:
+            full = os.path.join(r.text, os.fsdecode(decode_source(source)))
+            if any(full == s or full.startswith(s.rstrip("/") + "/") for s in scope) and not os.path.lexists(full):
+                return True
+    return False
 
 
 def _still_gone(source: str, origin: str | None, roots: list[_Root]) -> bool:
@@ -230,8 +300,10 @@ def sync(
     stop: threading.Event | None = None,
     progress: Callable[[IngestEvent], None] | None = None,
     on_wait: Callable[[], None] | None = None,
+    scope: Sequence[str] | None = None,
 ) -> SyncReport:
-    """Bring collection ``name`` up to date with its remembered roots (see the module's docstring).
+    """Bring collection ``name`` up to date with its remembered roots (see the module's docstring); with ``scope``
+    (the watcher's changed paths), only at those paths.
 
     Raises CollectionNotFound, or UsageError when the collection has no remembered roots. Waits for the
     collection's sync lock (``on_wait`` is told once); ``stop`` set while waiting returns an interrupted report.
@@ -251,7 +323,7 @@ def sync(
             report.interrupted = True
             return report
         col = store.get_collection(name)  # it may have been deleted while we waited
-        _sync_locked(service, col, store.collection_sources(col), report, hold, stop, progress)
+        _sync_locked(service, col, store.collection_sources(col), report, hold, stop, progress, scope)
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
 
@@ -264,9 +336,10 @@ def _sync_locked(
     hold: Callable[[str], bool] | None,
     stop: threading.Event | None,
     progress: Callable[[IngestEvent], None] | None,
+    scope: Sequence[str] | None = None,
 ) -> None:
     store = service.store
-    p = plan(store, col, sources, hold)
+    p = plan(store, col, sources, hold, scope)
     report.roots, report.unchanged, report.held = p.roots, p.unchanged, p.held
     states = p.states
     by_sha: dict[str, list[str]] = {}  # documents whose file is gone, by content: candidates for a rename
@@ -304,11 +377,19 @@ def _sync_locked(
     store.set_file_stats(col, refresh)
     if not report.interrupted:
         for source, origin in sorted(p.gone.items()):
-            if _still_gone(source, origin, p.available) and store.delete_document(col, source):
+            size = states[source][1]
+            if p.held and (size is None or size in p.held_sizes or None in p.held_sizes):
+                # A file held back (still settling) has this document's size: it may be its new name. Keep the
+                # document until that file has settled and can be matched by content (the watcher syncs again).
+                report.deferred.append(source)
+            elif _still_gone(source, origin, p.available) and store.delete_document(col, source):
                 report.removed.append(source)
-        if len(p.available) == len(sources):  # every root was there: failures of files now gone are forgotten
+        if scope is None and len(p.available) == len(sources):  # all roots walked: forget failures of gone files
             store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
                                         and f not in p.jobs and any(r.filter(f) for r in p.available)])
+        elif scope is not None:
+            store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
+                                        and f not in p.jobs and _gone_in_scope(f, p.available, scope)])
     if to_ingest or p.found.failed:
         found = Discovery(jobs=to_ingest, failed=list(p.found.failed), seen={j.source for j in to_ingest})
         report.ingest = service.ingest(

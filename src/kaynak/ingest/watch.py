@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: A batch of more changed paths than this is synced by a full walk rather than path by path.
+SCOPE_LIMIT = 1000
+#: Even with events, every collection is walked whole this often (seconds): a safety net for events the OS dropped.
+FULL_SYNC_S = 3600.0
+
 #: File systems whose events do not reach this machine (changes made elsewhere): watched by polling.
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "afs", "ceph",
                         "glusterfs", "fuse.rclone", "davfs", "fuse.davfs2", "virtiofs", "vboxsf", "fuse.s3fs"})
@@ -180,7 +185,8 @@ class Watcher:
             for name in list(self.roots):  # what changed while no watcher ran
                 if stop.is_set():
                     break
-                self._sync(name, stop)
+                self._sync(name, stop, full=True)
+            last_full = time.monotonic()
             self.ready.set()
             if self.on_ready is not None:
                 self.on_ready(self)
@@ -194,10 +200,13 @@ class Watcher:
                 if time.monotonic() - last_beat >= self.heartbeat_s:
                     self._beat()
                     last_beat = time.monotonic()
-                for name in self._settled():
+                full = time.monotonic() - last_full >= FULL_SYNC_S
+                for name in list(self.roots) if full else self._settled():
                     if stop.is_set():
                         break
-                    self._sync(name, stop)
+                    self._sync(name, stop, full=full)
+                if full:
+                    last_full = time.monotonic()
         finally:
             stop.set()
             if watching.is_alive():
@@ -266,12 +275,16 @@ class Watcher:
         except queue.Empty:
             pass
 
-    def _sync(self, name: str, stop: threading.Event) -> None:
+    def _sync(self, name: str, stop: threading.Event, full: bool = False) -> None:
+        """Sync ``name``: at its changed paths only, or (``full``, or a very large batch) by walking its roots."""
         self._drain()  # every event seen so far counts in what is held back
         started = time.monotonic()
         hold = self._held(started)
+        scope = None if full else self._owners_paths(name)
+        if scope is not None and len(scope) > SCOPE_LIMIT:
+            scope = None
         try:
-            report = sync(self.service, name, hold=hold, stop=stop)
+            report = sync(self.service, name, hold=hold, stop=stop, scope=scope)
         except CollectionNotFound:
             log.warning("collection %s was deleted; no longer watched", name)
             self.roots.pop(name, None)
@@ -282,7 +295,9 @@ class Watcher:
                 p.last_event = max(p.last_event, time.monotonic())
             return
         self.syncs += 1
-        mine = set(self._owners_paths(name))
+        # With a removal deferred, every changed path stays pending for the next round (the deletion may be the
+        # other half of a rename whose new name is still settling).
+        mine = set(self._owners_paths(name)) if not report.deferred else set()
         for path in mine:
             p = self.pending.get(path)
             if p is not None and p.last_event <= started and not hold(path):
