@@ -1,0 +1,224 @@
+"""The catalogue: reads of what is stored (collections, documents, pages, chunks) and collection create/delete.
+
+Vector layout (docs/adr/0001-vector-layout.md): creating a collection creates its partial HNSW index on
+``(embedding::vector(dim))`` restricted to ``collection_id = <id>``; deleting it drops the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import sql
+
+from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
+from kaynak.store.base import StoreBase, like_escape
+from kaynak.types import LANGUAGES, ChunkRecord, Collection, DocumentInfo
+
+
+class CatalogueMixin(StoreBase):
+    """Collections, documents, pages and chunks as stored (no search, no writes of documents)."""
+
+    # ------------------------------------------------------------------ collections
+    def create_collection(self, name: str, language: str, embedder: str, dim: int) -> Collection:
+        if not name or len(name) > 200 or name.strip() != name:
+            raise UsageError(f"invalid collection name {name!r}: use 1–200 characters, no edge spaces", "name")
+        if language not in LANGUAGES:
+            raise UsageError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}", "language")
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO collections (name, language, embedder, dim) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (name) DO NOTHING RETURNING id",
+                (name, language, embedder, dim),
+            ).fetchone()
+            if row is None:
+                raise Conflict(f"collection {name!r} already exists")
+            cid = int(row[0])
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {idx} ON chunks USING hnsw "
+                    "((embedding::vector({dim})) vector_cosine_ops) WHERE collection_id = {cid}"
+                ).format(idx=sql.Identifier(f"chunks_hnsw_{cid}"), dim=sql.Literal(dim), cid=sql.Literal(cid))
+            )
+        return self.get_collection(name)
+
+    def ensure_collection(self, name: str, language: str, embedder: str, dim: int) -> Collection:
+        """The collection ``name``, created with these settings if it does not exist (safe under concurrency)."""
+        try:
+            return self.get_collection(name)
+        except CollectionNotFound:
+            pass
+        try:
+            return self.create_collection(name, language, embedder, dim)
+        except Conflict:
+            return self.get_collection(name)
+
+    def _collection_rows(self, where: str = "", params: Sequence[Any] = ()) -> list[Collection]:
+        query = f"""
+            SELECT c.id, c.name, c.language, c.embedder, c.dim,
+                   count(d.id), coalesce(sum(d.chunk_count), 0), c.created_at::text
+            FROM collections c LEFT JOIN documents d ON d.collection_id = c.id
+            {where}
+            GROUP BY c.id ORDER BY c.name
+        """
+        with self._conn() as conn:
+            rows = conn.execute(query, params).fetchall()
+        return [Collection(int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7]) for r in rows]
+
+    def list_collections(self) -> list[Collection]:
+        return self._collection_rows()
+
+    def get_collection(self, name: str) -> Collection:
+        rows = self._collection_rows("WHERE c.name = %s", (name,))
+        if not rows:
+            names = [c.name for c in self._collection_rows()]
+            known = ", ".join(repr(n) for n in names) if names else "none yet; ingest documents to create one"
+            raise CollectionNotFound(f"no collection named {name!r}; existing collections: {known}")
+        return rows[0]
+
+    def delete_collection(self, name: str) -> None:
+        col = self.get_collection(name)
+        with self._conn() as conn, conn.transaction():
+            conn.execute("DELETE FROM collections WHERE id = %s", (col.id,))
+            conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"chunks_hnsw_{col.id}")))
+
+    # ------------------------------------------------------------------ documents
+    def _doc_from_row(self, r: Sequence[Any], collection: str) -> DocumentInfo:
+        return DocumentInfo(
+            id=int(r[0]),
+            collection=collection,
+            source=r[1],
+            sha256=r[2],
+            title=r[3],
+            page_count=int(r[4]),
+            chunk_count=int(r[5]),
+            metadata=r[6] or {},
+            ingested_at=r[7],
+            warnings=list(r[8] or []) if len(r) > 8 else [],
+            origin=r[9] if len(r) > 9 else None,
+        )
+
+    _DOC_COLS = "id, source, sha256, title, page_count, chunk_count, metadata, ingested_at::text, warnings, origin"
+
+    def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {self._DOC_COLS} FROM documents WHERE collection_id = %s AND source = %s",
+                (collection.id, source),
+            ).fetchone()
+        return self._doc_from_row(row, collection.name) if row else None
+
+    def get_document(self, collection: Collection, source: str) -> DocumentInfo:
+        doc = self.find_document(collection, source)
+        if doc is None:
+            raise DocumentNotFound(f"collection {collection.name!r} has no document {source!r}")
+        return doc
+
+    def list_documents(
+        self, collection: Collection, prefix: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentInfo]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {self._DOC_COLS} FROM documents WHERE collection_id = %s "
+                "AND (%s::text IS NULL OR source LIKE %s) ORDER BY source LIMIT %s OFFSET %s",
+                (collection.id, prefix, like_escape(prefix or "") + "%", limit, offset),
+            ).fetchall()
+        return [self._doc_from_row(r, collection.name) for r in rows]
+
+    def document_hashes(self, collection: Collection) -> dict[str, str]:
+        """source → sha256 for every document of the collection (what ingest compares files against)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256 FROM documents WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    # ------------------------------------------------------------------ ingest outcomes
+    def document_states(self, collection: Collection) -> dict[str, tuple[str, list[str]]]:
+        """source → (sha256, stored warnings) for every document of the collection."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256, warnings FROM documents WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: (r[1], list(r[2] or [])) for r in rows}
+
+    def ingest_failures(self, collection: Collection) -> dict[str, tuple[str, str, str]]:
+        """source → (sha256, reason, parser) of the files whose last ingest failed."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT source, sha256, reason, parser FROM ingest_failures WHERE collection_id = %s", (collection.id,)
+            ).fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    # ------------------------------------------------------------------ chunks and pages
+    _CHUNK_SELECT = """
+        SELECT c.id, col.name, c.document_id, d.source, d.title, c.ord, c.page, c.section,
+               c.char_start, c.char_end, c.text
+        FROM chunks c JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+    """
+
+    @staticmethod
+    def _chunk_from_row(r: Sequence[Any]) -> ChunkRecord:
+        return ChunkRecord(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), int(r[6]), r[7], int(r[8]), int(r[9]), r[10])
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, ChunkRecord]:
+        if not ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(self._CHUNK_SELECT + " WHERE c.id = ANY(%s)", (list(ids),)).fetchall()
+        return {r[0]: self._chunk_from_row(r) for r in rows}
+
+    def chunk_with_neighbours(self, chunk_id_: str, before: int = 1, after: int = 1) -> list[ChunkRecord]:
+        """The chunk and up to ``before``/``after`` chunks of the same document around it, in order."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT document_id, ord FROM chunks WHERE id = %s", (chunk_id_,)).fetchone()
+            if row is None:
+                raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
+            rows = conn.execute(
+                self._CHUNK_SELECT + " WHERE c.document_id = %s AND c.ord BETWEEN %s AND %s ORDER BY c.ord",
+                (row[0], row[1] - before, row[1] + after),
+            ).fetchall()
+        return [self._chunk_from_row(r) for r in rows]
+
+    def get_page(self, collection: Collection, source: str, number: int) -> str:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT p.text FROM pages p JOIN documents d ON d.id = p.document_id "
+                "WHERE d.collection_id = %s AND d.source = %s AND p.number = %s",
+                (collection.id, source, number),
+            ).fetchone()
+        if row is None:
+            raise DocumentNotFound(f"collection {collection.name!r} has no page {number} of {source!r}")
+        return str(row[0])
+
+    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
+        """A document by its id, with ``origin`` (the file it was ingested from; the web page serves it)."""
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {self._DOC_COLS}, origin, "
+                "(SELECT name FROM collections c WHERE c.id = documents.collection_id) FROM documents WHERE id = %s",
+                (document_id,),
+            ).fetchone()
+        if row is None:
+            raise DocumentNotFound(f"no document with id {document_id}")
+        return self._doc_from_row(row[:-2], row[-1]), row[-2]
+
+    # ------------------------------------------------------------------ maintenance
+    def chunk_count(self, collection: Collection) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)).fetchone()
+        return int(row[0])
+
+    # ------------------------------------------------------------------ OCR marks
+    def ocr_confidences(self, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """For the chunks among ``chunk_ids`` that lie on OCR'd pages: Tesseract's mean confidence of that page
+        (0–100), from the document's metadata (``ocr.pages``, written by the loaders)."""
+        if not chunk_ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.id, (d.metadata -> 'ocr' -> 'pages' ->> c.page::text)::float8 FROM chunks c "
+                "JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(%s) AND d.metadata ? 'ocr'",
+                (list(chunk_ids),),
+            ).fetchall()
+        return {r[0]: float(r[1]) for r in rows if r[1] is not None}

@@ -1,0 +1,290 @@
+"""Retrieval: the vector and keyword legs of a search, query stemming and the document filters they share.
+
+Vector leg: HNSW over each collection's partial index (docs/adr/0001-vector-layout.md); the collection id is a
+literal so the planner can match the partial index. Keyword leg: ``ts_rank_cd`` (the specification's OR tsquery
+ranked with ``ts_rank_cd(…, 1)``) or BM25 over the ``postings`` table (per-collection IDF, k1 saturation, b length
+normalisation), pruned with MaxScore by default (docs/adr/0012-bm25-pruning.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from kaynak.errors import UsageError
+from kaynak.globs import postgres_regex
+from kaynak.store.base import StoreBase, like_escape
+from kaynak.types import Collection
+
+MAX_QUERY_LEXEMES = 64
+
+
+@dataclass
+class SearchFilters:
+    """Restrictions on which chunks a search may return."""
+
+    source_prefix: str | None = None
+    source_glob: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def empty(self) -> bool:
+        return not (self.source_prefix or self.source_glob or self.metadata)
+
+
+def glob_to_like(pattern: str) -> str:
+    """``docs/*.pdf`` → ``docs/%.pdf`` (``*`` and ``**`` match any run, ``?`` one character)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            while i + 1 < len(pattern) and pattern[i + 1] == "*":
+                i += 1
+            out.append("%")
+        elif ch == "?":
+            out.append("_")
+        else:
+            out.append(like_escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def tsquery_literal(lexemes: Sequence[str]) -> str:
+    """An OR tsquery of already-normalised lexemes: 'a' | 'b' | 'c' (quoted, so any character is text)."""
+    quoted = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes]
+    return " | ".join(quoted)
+
+
+class RetrievalMixin(StoreBase):
+    """The search legs and the stemming helpers the search service plans with."""
+
+    def _documents_where(self, collection_ids: Sequence[int], filters: SearchFilters) -> tuple[sql.Composable, list]:
+        """A condition on ``documents`` rows for the filters."""
+        conds = [sql.SQL("collection_id = ANY(%s)")]
+        params: list[Any] = [list(collection_ids)]
+        if filters.source_prefix:
+            conds.append(sql.SQL("source LIKE %s"))
+            params.append(like_escape(filters.source_prefix) + "%")
+        if filters.source_glob:  # kaynak.globs: `*` within a folder, `**` across (the ingest --include dialect)
+            conds.append(sql.SQL("source ~ %s"))
+            params.append(postgres_regex(filters.source_glob))
+        if filters.metadata:
+            conds.append(sql.SQL("metadata @> %s"))
+            params.append(Jsonb(filters.metadata))
+        return sql.SQL(" AND ").join(conds), params
+
+    def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
+        """A condition on ``document_id`` for the filters (TRUE when there are none)."""
+        if filters is None or filters.empty():
+            return sql.SQL("TRUE"), []
+        where, params = self._documents_where(collection_ids, filters)
+        return sql.SQL("document_id = ANY(ARRAY(SELECT id FROM documents WHERE {}))").format(where), params
+
+    def _filter_documents_sql(
+        self, collection_ids: Sequence[int], filters: SearchFilters | None
+    ) -> tuple[sql.Composable, list]:
+        """The ids of the documents the filters keep, as a ``bigint[]`` expression (NULL when there are none)."""
+        if filters is None or filters.empty():
+            return sql.SQL("NULL::bigint[]"), []
+        where, params = self._documents_where(collection_ids, filters)
+        return sql.SQL("ARRAY(SELECT id FROM documents WHERE {})").format(where), params
+
+    def vector_search(
+        self,
+        collection: Collection,
+        query_vector: np.ndarray,
+        k: int = 40,
+        filters: SearchFilters | None = None,
+        ef_search: int = 100,
+    ) -> list[tuple[str, float]]:
+        """Nearest chunks by cosine distance: [(chunk_id, distance)], closest first.
+
+        HNSW with ``hnsw.ef_search`` raised and ``hnsw.iterative_scan = relaxed_order``, so filters that keep
+        few rows still yield k results.
+        """
+        if len(query_vector) != collection.dim:
+            raise UsageError(
+                f"query vector has {len(query_vector)} dimensions; collection {collection.name!r} has {collection.dim}"
+            )
+        cond, params = self._filter_sql([collection.id], filters)
+        vec = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"
+        dim = sql.Literal(collection.dim)
+        query = sql.SQL(
+            """
+            SELECT id, dist FROM (
+                SELECT id, (embedding::vector({dim})) <=> %s::vector({dim}) AS dist
+                FROM chunks
+                WHERE collection_id = {cid} AND embedding IS NOT NULL AND {cond}
+                ORDER BY (embedding::vector({dim})) <=> %s::vector({dim})
+                LIMIT %s
+            ) t ORDER BY dist
+            """
+        ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
+        with self._conn() as conn, conn.transaction():
+            conn.execute(  # one round trip for the three settings
+                sql.SQL(
+                    "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                    "SET LOCAL hnsw.max_scan_tuples = 50000"
+                ).format(sql.Literal(max(ef_search, k)))
+            )
+            rows = conn.execute(query, [vec, *params, vec, k]).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def query_lexemes(self, language: str, text: str, limit: int = MAX_QUERY_LEXEMES) -> list[str]:
+        """The distinct lexemes of ``to_tsvector(language, tr_lower(text))``, in order of first appearance."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
+                "ORDER BY positions[1] LIMIT %s",
+                (language, text, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def lexemes_of(self, language: str, texts: Sequence[str]) -> list[set[str]]:
+        """The lexeme set of each text, stemmed exactly as the keyword leg stems (for quote selection)."""
+        if not texts:
+            return []
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT t.ord, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(t.txt)))) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
+                (language, list(texts)),
+            ).fetchall()
+        return [set(r[1]) for r in rows]
+
+    def tr_lower(self, text: str) -> str:
+        with self._conn() as conn:
+            return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
+
+    # kaynak_bm25_top's (min_postings, seed_postings, split): below min_postings in all a query is summed plainly;
+    # the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum below
+    # split · θ. Tests lower the first two to exercise pruning on small sets.
+    bm25_prune_limits: tuple[int, int, float] = (8000, 2000, 0.5)
+
+    def keyword_search(
+        self,
+        collections: Sequence[Collection],
+        query: str | None = None,
+        k: int = 40,
+        ranking: str = "bm25",
+        filters: SearchFilters | None = None,
+        k1: float = 0.9,
+        b: float = 0.4,
+        *,
+        lexemes: Sequence[str] | None = None,
+        pruned: bool = True,
+    ) -> list[tuple[str, float]]:
+        """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
+
+        ``lexemes`` (already stemmed, e.g. a search plan's) spare stemming ``query`` again.
+        ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
+        ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)). ``pruned`` (default) runs
+        ``kaynak_bm25_top`` (MaxScore over ``lexeme_stats``; docs/adr/0012-bm25-pruning.md), which returns the
+        same top k and scores as summing every posting of every term (``pruned=False``, the first path).
+        """
+        if not collections:
+            return []
+        languages = {c.language for c in collections}
+        if len(languages) != 1:
+            raise ValueError("keyword_search ranks one language at a time")
+        language = languages.pop()
+        if lexemes is None:
+            lexemes = self.query_lexemes(language, query or "")
+        lexemes = list(dict.fromkeys(lexemes))[:MAX_QUERY_LEXEMES]
+        if not lexemes:
+            return []
+        ids = [c.id for c in collections]
+        if ranking == "bm25" and pruned:
+            docs, params = self._filter_documents_sql(ids, filters)
+            query_sql = sql.SQL(
+                """
+                SELECT t.chunk_id, t.score
+                FROM unnest(%s::bigint[]) AS c(id),
+                     LATERAL kaynak_bm25_top(
+                         c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
+                     ) t
+                ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
+                """
+            ).format(docs=docs)
+            args: list[Any] = [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
+        elif ranking == "bm25":
+            cond, params = self._filter_sql(ids, filters)
+            query_sql = sql.SQL(
+                """
+                WITH p AS MATERIALIZED (
+                    SELECT collection_id, lexeme, chunk_id COLLATE "C" AS chunk_id, document_id, tf, dl
+                    FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
+                ),
+                df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
+                st AS (
+                    SELECT collection_id, sum(chunk_count)::float8 AS n,
+                           greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
+                    FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
+                )
+                SELECT p.chunk_id,
+                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                           * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+                WHERE {cond}
+                GROUP BY p.chunk_id
+                ORDER BY score DESC, p.chunk_id LIMIT %s
+                """
+            ).format(cond=cond)
+            args = [ids, lexemes, ids, k1, k1, b, b, *params, k]
+        elif ranking == "ts_rank_cd":
+            cond, params = self._filter_sql(ids, filters)
+            query_sql = sql.SQL(
+                """
+                SELECT id, ts_rank_cd(tsv, q, 1) AS score
+                FROM chunks, (SELECT %s::tsquery AS q) qq
+                WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
+                ORDER BY score DESC, id LIMIT %s
+                """
+            ).format(cond=cond)
+            args = [tsquery_literal(lexemes), ids, *params, k]
+        else:
+            raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
+        with self._conn() as conn:
+            rows = conn.execute(query_sql, args).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        """lexeme → (df, max tf, min length) from ``lexeme_stats`` (what BM25 pruning bounds each term with)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT lexeme, df, max_tf, min_dl FROM lexeme_stats WHERE collection_id = %s AND lexeme = ANY(%s)",
+                (collection.id, list(lexemes)),
+            ).fetchall()
+        return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
+
+    # ------------------------------------------------------------------ search service helpers
+    def embedded_collection_ids(self, collection_ids: Sequence[int]) -> set[int]:
+        """The ids among ``collection_ids`` whose chunks have embeddings (what the vector leg can search)."""
+        if not collection_ids:
+            return set()
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.id FROM collections c WHERE c.id = ANY(%s) AND EXISTS "
+                "(SELECT 1 FROM chunks k WHERE k.collection_id = c.id AND k.embedding IS NOT NULL)",
+                (list(collection_ids),),
+            ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def query_terms(
+        self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
+    ) -> list[tuple[str, bool]]:
+        """``query_lexemes`` with, for each lexeme, whether any chunk of the collections contains it (one round
+        trip; the search service weights the keyword leg by the share of known terms)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT u.lexeme, EXISTS (SELECT 1 FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
+                "AND s.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
+                "ORDER BY u.positions[1] LIMIT %s",
+                (list(collection_ids), language, text, limit),
+            ).fetchall()
+        return [(r[0], bool(r[1])) for r in rows]
