@@ -73,6 +73,13 @@ def test_metrics_edge_cases() -> None:
     assert set(per) == {"q1", "q2"} and means["nDCG@10"] == pytest.approx(0.5)
 
 
+def test_hit_metrics() -> None:
+    assert M.hit_metrics([1, 3, None, 7], 10) == {"hit@1": 0.25, "hit@5": 0.5, "hit@10": 0.75,
+                                                   "MRR@10": pytest.approx((1 + 1 / 3 + 1 / 7) / 4)}
+    assert M.hit_metrics([1, 3, None, 7], 5) == {"hit@1": 0.25, "hit@5": 0.5, "MRR@5": pytest.approx((1 + 1 / 3) / 4)}
+    assert M.hit_metrics([], 5) == {"hit@1": 0.0, "hit@5": 0.0, "MRR@5": 0.0}
+
+
 def test_recall_curve_and_helpers() -> None:
     run, qrels = _random_case(7)
     curve = M.recall_curve(run, qrels, 100)
@@ -86,7 +93,7 @@ def test_recall_curve_and_helpers() -> None:
     assert M.percentile([], 50) == 0.0
     assert M.hit_rank([False, False, True]) == 3 and M.hit_rank([]) is None
     hm = M.hit_metrics([1, 3, None, 12], 10)
-    assert hm == {"hit@1": 0.25, "hit@10": 0.5, "MRR@10": pytest.approx((1 + 1 / 3) / 4)}
+    assert hm == {"hit@1": 0.25, "hit@5": 0.5, "hit@10": 0.5, "MRR@10": pytest.approx((1 + 1 / 3) / 4)}
 
 
 # ---------------------------------------------------------------------- data sets
@@ -180,6 +187,42 @@ def test_questions_file(tmp_path: Path) -> None:
         load_questions(f)
 
 
+def test_questions_with_pages_and_groups(tmp_path: Path) -> None:
+    f = tmp_path / "q.jsonl"
+    f.write_text(
+        '{"id": "a", "question": "x", "source": "k.pdf", "page": 11, "pages": [12], "lang": "tr", "kind": "article"}\n'
+        '{"id": "b", "question": "y", "source": "k.pdf", "page": [3, 4], "lang": "en"}\n'
+        '{"id": "c", "question": "z", "source": "k.md"}\n'
+    )
+    a, b, c = load_questions(f)
+    assert (a.page, a.pages, a.groups()) == (11, (11, 12), ["tr", "article"])
+    assert a.page_ok(12) and a.page_ok(11) and not a.page_ok(13) and not a.page_ok(None)
+    assert (b.page, b.pages, b.groups()) == (3, (3, 4), ["en"])
+    assert (c.page, c.pages, c.groups()) == (None, (), []) and not c.page_ok(1)
+    f.write_text('{"id": "a", "question": "x", "source": "s"}\n{"id": "a", "question": "y", "source": "s"}\n')
+    with pytest.raises(DatasetError, match="id 'a' is used twice"):
+        load_questions(f)
+    f.write_text('{"question": "x", "source": "s", "pages": [0]}\n')
+    with pytest.raises(DatasetError, match="'page' must be a whole number"):
+        load_questions(f)
+    f.write_text('{"question": "x", "source": "s", "lang": 5}\n')
+    with pytest.raises(DatasetError, match="'lang' must be a non-empty string"):
+        load_questions(f)
+
+
+def test_docqa_set_is_well_formed() -> None:
+    """The doc-QA set in benchmarks/docqa loads, has ≥ 60 questions in both languages, and names real files."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "docqa" / "questions.jsonl"
+    qs = load_questions(path)
+    langs = [q.lang for q in qs]
+    assert len(qs) >= 60 and langs.count("tr") >= 25 and langs.count("en") >= 25
+    assert any(q.lang and "→" in q.lang for q in qs) and sum(q.kind == "article" for q in qs) >= 10
+    docs = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
+    if docs.is_dir():
+        assert all((docs / q.source).is_file() for q in qs)
+    assert all(q.page is not None for q in qs if q.source.endswith(".pdf"))
+
+
 # ---------------------------------------------------------------------- modes and names
 def test_parse_modes() -> None:
     labels = [m.label for m in parse_modes(None, default_ranking="bm25", reranker=False)]
@@ -242,6 +285,31 @@ def test_write_load_and_compare_reports(tmp_path: Path) -> None:
         load_report(tmp_path / "bad.json")
 
 
+def _fake_questions_report(path: str, hit1: float, tr_hit1: float) -> dict:
+    row = {"mode": "hybrid", "search_mode": "hybrid", "keyword_ranking": "bm25", "rerank": False,
+           "metrics": {"source hit@1": hit1, "source hit@5": 0.9, "source MRR@5": 0.85, "page hit@1": 0.7},
+           "groups": {"tr": {"questions": 2, "source hit@1": tr_hit1, "page hit@1": 0.5}},
+           "latency_ms": {"p50": 10.0, "p95": 20.0, "mean": 12.0}, "queries": 4, "errors": 0}
+    return {"kind": "questions", "created_at": "2026-12-03T10:00:00+00:00", "seconds": 1.0,
+            "dataset": {"name": "questions.jsonl", "key": path, "path": path, "queries": 4, "questions_with_page": 3},
+            "collection": {"name": "docqa", "language": "turkish", "embedder": "hash", "documents": 3, "chunks": 9,
+                           "reused": True},
+            "settings": {}, "versions": {}, "k": 5, "metric_names": list(row["metrics"]), "modes": [row],
+            "misses": {"hybrid": []}, "reference": []}
+
+
+def test_compare_question_reports_with_groups(tmp_path: Path) -> None:
+    """Question reports from two checkouts (different paths) compare without warnings, groups included."""
+    write_report(_fake_questions_report("/work/baseline/q/questions.jsonl", 0.8, 1.0), tmp_path / "a")
+    paths = write_report(_fake_questions_report("benchmarks/docqa/questions.jsonl", 0.75, 0.5), tmp_path / "b")
+    assert "## By group" in paths["md"].read_text()
+    diffs, warnings = compare_reports(load_report(tmp_path / "a"), load_report(tmp_path / "b"))
+    assert not warnings
+    regs = {d.metric for d in diffs if d.regression}
+    assert regs == {"source hit@1", "tr: source hit@1"}
+    assert any(d.metric == "tr: page hit@1" and not d.regression for d in diffs)
+
+
 # ---------------------------------------------------------------------- through the services
 @pytest.fixture(scope="module")
 def services_ready() -> None:
@@ -280,10 +348,15 @@ def test_evaluate_tiny_set_through_services(ctx, tmp_path: Path) -> None:  # typ
 
     from kaynak.evaluation.datasets import Question
 
-    qs = [Question("1", "why are plant leaves green", "d02", 1), Question("2", "why are plant leaves green", "d16", 2)]
+    qs = [Question("1", "why are plant leaves green", "d02", 1, lang="en"),
+          Question("2", "why are plant leaves green", "d16", 2, pages=(2, 3), lang="en", kind="article")]
     qr = evaluate_questions(ctx, qs, report["collection"]["name"], modes="keyword", k=5)
     m = qr["modes"][0]["metrics"]
     assert m["source hit@5"] == 0.5 and m["page hit@5"] == 0.5
+    groups = qr["modes"][0]["groups"]
+    assert groups["en"]["questions"] == 2 and groups["en"]["source hit@5"] == 0.5
+    assert groups["article"]["questions"] == 1 and groups["article"]["source hit@5"] == 0.0
+    assert qr["per_query"]["keyword"]["1"]["source_rank"] is not None
     miss = qr["misses"]["keyword"]
     assert len(miss) == 1 and miss[0]["expected_source"] == "d16" and miss[0]["returned_quote"]
     paths = write_report(qr, tmp_path / "q")

@@ -9,6 +9,8 @@ random sample of the other documents up to a size.
 
 Question files (``load_questions``): one JSON object per line with ``question`` and the expected ``source``
 (file path as ingested) and optionally ``page`` — for measuring search on a collection of one's own documents.
+Optional fields: ``pages`` (every acceptable page, when the answer runs over a page break; ``page`` may also be a
+list), ``lang`` (e.g. ``tr``, ``en``, ``tr→en``) and ``kind`` (e.g. ``article``): reports break figures down by them.
 """
 
 from __future__ import annotations
@@ -290,28 +292,80 @@ def pool(
 # ---------------------------------------------------------------------- questions on one's own documents
 @dataclass
 class Question:
-    """One question with where its answer stands: ``source`` (as ingested) and optionally ``page``."""
+    """One question with where its answer stands: ``source`` (as ingested) and optionally ``page``.
+
+    ``pages``: every acceptable page (``page`` included); ``lang`` and ``kind``: labels that reports group by.
+    """
 
     id: str
     question: str
     source: str
     page: int | None = None
+    pages: tuple[int, ...] = ()
+    lang: str | None = None
+    kind: str | None = None
+
+    def page_ok(self, page: int | None) -> bool:
+        """Is ``page`` one where the answer stands (always False for a question without a page)?"""
+        if self.page is None or page is None:
+            return False
+        return page == self.page or page in self.pages
+
+    def groups(self) -> list[str]:
+        """The report groups this question counts in: its language and its kind, when given."""
+        return [g for g in (self.lang, self.kind) if g]
+
+
+def _page_number(value: Any, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise DatasetError(f"{where}: 'page' must be a whole number ≥ 1, not {value!r}")
+    return value
+
+
+def _pages(row: dict[str, Any], where: str) -> tuple[int | None, tuple[int, ...]]:
+    """(first page, all acceptable pages) from ``page`` (a number or a list) and ``pages`` (a list)."""
+    raw = row.get("page")
+    listed = row.get("pages") or []
+    if isinstance(raw, list):
+        listed = [*raw, *listed]
+        raw = raw[0] if raw else None
+    if not isinstance(listed, list):
+        raise DatasetError(f"{where}: 'pages' must be a list of page numbers, not {listed!r}")
+    pages = tuple(_page_number(v, where) for v in listed)
+    page = None if raw is None else _page_number(raw, where)
+    if page is None and pages:
+        page = pages[0]
+    return page, tuple(dict.fromkeys(((page,) if page is not None else ()) + pages))
+
+
+def _label(row: dict[str, Any], name: str, where: str) -> str | None:
+    value = row.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"{where}: {name!r} must be a non-empty string, not {value!r}")
+    return value.strip()
 
 
 def load_questions(path: str | Path) -> list[Question]:
-    """Read a JSONL file of {"question", "source", "page"?, "id"?} objects."""
+    """Read a JSONL file of {"question", "source", "page"?, "pages"?, "id"?, "lang"?, "kind"?} objects."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise DatasetError(f"{p} does not exist; give a JSONL file of questions or a BEIR folder")
     out: list[Question] = []
+    seen: set[str] = set()
     for i, row in enumerate(_read_jsonl(p, ("question", "source")), 1):
-        page = row.get("page")
-        if page is not None and (not isinstance(page, int) or isinstance(page, bool) or page < 1):
-            raise DatasetError(f"{p}: question {i}: 'page' must be a whole number ≥ 1, not {page!r}")
+        where = f"{p}: question {i}"
+        page, pages = _pages(row, where)
         text = str(row["question"]).strip()
         if not text:
             raise DatasetError(f"{p}: question {i} is empty")
-        out.append(Question(str(row.get("id", i)), text, str(row["source"]), page))
+        qid = str(row.get("id", i))
+        if qid in seen:
+            raise DatasetError(f"{where}: id {qid!r} is used twice")
+        seen.add(qid)
+        out.append(Question(qid, text, str(row["source"]), page, pages, _label(row, "lang", where),
+                            _label(row, "kind", where)))
     if not out:
         raise DatasetError(f"{p} has no questions")
     return out

@@ -133,12 +133,12 @@ def hit_rank(flags: Sequence[bool]) -> int | None:
 
 
 def hit_metrics(ranks: Sequence[int | None], k: int) -> dict[str, float]:
-    """hit@1, hit@k and MRR@k from the rank of the first correct result of each question (None: not found)."""
+    """hit@1, hit@5 (when k > 5), hit@k and MRR@k from the rank of the first correct result of each question
+    (None: not found)."""
     n = len(ranks)
+    cuts = [1, 5, k] if k > 5 else [1, k]
     if n == 0:
-        return {"hit@1": 0.0, f"hit@{k}": 0.0, f"MRR@{k}": 0.0}
-    return {
-        "hit@1": sum(1 for r in ranks if r == 1) / n,
-        f"hit@{k}": sum(1 for r in ranks if r is not None and r <= k) / n,
-        f"MRR@{k}": sum(1.0 / r for r in ranks if r is not None and r <= k) / n,
-    }
+        return {**{f"hit@{c}": 0.0 for c in cuts}, f"MRR@{k}": 0.0}
+    out = {f"hit@{c}": sum(1 for r in ranks if r is not None and r <= c) / n for c in cuts}
+    out[f"MRR@{k}"] = sum(1.0 / r for r in ranks if r is not None and r <= k) / n
+    return out

@@ -161,6 +161,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _table(header, rows)
     if report.get("kind") == "beir":
         lines += ["", f"Documents are ranked by their best chunk among the top {100} hits of each query.", ""]
+    lines += _groups_section(report)
     refs = report.get("reference") or []
     if refs:
         lines += ["## Reference figures", "", "nDCG@10 of other systems on this data set, for comparison:", ""]
@@ -202,6 +203,16 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _table(["component", "version"], [[k_, v] for k_, v in (report.get("versions") or {}).items()])
     lines.append("")
     return "\n".join(lines)
+
+
+def _groups_section(report: dict[str, Any]) -> list[str]:
+    """A table of each mode's metrics per question group (language, kind), when the questions carry them."""
+    names = report.get("metric_names") or []
+    rows = [[m["mode"], g, v.get("questions"), *[v.get(n) for n in names]]
+            for m in report["modes"] for g, v in (m.get("groups") or {}).items()]
+    if not rows:
+        return []
+    return ["", "## By group", "", *_table(["mode", "group", "questions", *names], rows), ""]
 
 
 def _where(source: str | None, page: int | None) -> str:
@@ -279,7 +290,9 @@ def compare_reports(
     modes present in only one report)."""
     warnings: list[str] = []
     da, db = a.get("dataset", {}), b.get("dataset", {})
-    for key in ("key", "split", "documents", "queries"):
+    keys = ("name", "queries") if "questions" in (a.get("kind"), b.get("kind")) else ("key", "split", "documents",
+                                                                                       "queries")
+    for key in keys:
         if da.get(key) != db.get(key):
             warnings.append(f"the reports differ in data set {key}: {da.get(key)} vs {db.get(key)}")
     if a.get("k") != b.get("k"):
@@ -291,9 +304,9 @@ def compare_reports(
             warnings.append(f"mode {mode} is only in report {side}")
     diffs: list[Difference] = []
     for mode in [m for m in ma if m in mb]:
-        names = list(dict.fromkeys([*ma[mode]["metrics"], *mb[mode]["metrics"]]))
-        for n in names:
-            va, vb = ma[mode]["metrics"].get(n), mb[mode]["metrics"].get(n)
+        qa, qb = _quality(ma[mode]), _quality(mb[mode])
+        for n in dict.fromkeys([*qa, *qb]):
+            va, vb = qa.get(n), qb.get(n)
             reg = va is not None and vb is not None and vb < va - tolerance
             diffs.append(Difference(mode, n, va, vb, reg))
         for p in ("p50", "p95"):
@@ -302,3 +315,11 @@ def compare_reports(
             reg = va is not None and vb is not None and vb > va * (1 + latency_tolerance) and vb - va >= 2.0
             diffs.append(Difference(mode, f"latency {p} ms", va, vb, reg))
     return diffs, warnings
+
+
+def _quality(row: dict[str, Any]) -> dict[str, float]:
+    """A mode's quality metrics, then those of its question groups as ``"<group>: <metric>"``."""
+    out = dict(row.get("metrics") or {})
+    for g, values in (row.get("groups") or {}).items():
+        out.update({f"{g}: {n}": v for n, v in values.items() if n != "questions" and isinstance(v, int | float)})
+    return out

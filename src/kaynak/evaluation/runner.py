@@ -391,6 +391,69 @@ def source_matches(hit_source: str, expected: str) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
+def _ask(searcher: _Searcher, q: Question, collection: str, spec: ModeSpec, k: int) -> dict[str, Any]:
+    """One question in one mode: ranks of the first right source and page, latency, and the top hit."""
+    t0 = time.perf_counter()
+    error = None
+    try:
+        hits = searcher.search(q.question, collection, spec, k)
+    except KaynakError as err:
+        error, hits = f"{q.id}: {err.message}", []
+    src_flags = [source_matches(h.source, q.source) for h in hits]
+    pr = None
+    if q.page is not None:
+        pr = M.hit_rank([f and q.page_ok(h.page) for f, h in zip(src_flags, hits, strict=True)])
+    return {"source_rank": M.hit_rank(src_flags), "page_rank": pr, "error": error,
+            "ms": None if error else (time.perf_counter() - t0) * 1000.0, "top": hits[0] if hits else None}
+
+
+def _question_metrics(answers: Sequence[tuple[Question, dict[str, Any]]], k: int) -> dict[str, float]:
+    """hit@1, hit@k and MRR@k by source (all questions) and by page (questions with a page)."""
+    out = {f"source {n}": round(v, 4) for n, v in M.hit_metrics([a["source_rank"] for _, a in answers], k).items()}
+    paged = [a["page_rank"] for q, a in answers if q.page is not None]
+    if paged:
+        out.update({f"page {n}": round(v, 4) for n, v in M.hit_metrics(paged, k).items()})
+    return out
+
+
+def _miss(q: Question, a: dict[str, Any]) -> dict[str, Any]:
+    top = a["top"]
+    return {
+        "id": q.id, "question": q.question, "expected_source": q.source, "expected_page": q.page,
+        "source_rank": a["source_rank"], "page_rank": a["page_rank"],
+        "returned_source": top.source if top else None,
+        "returned_page": top.page if top else None,
+        "returned_section": getattr(top, "section", None) if top else None,
+        "returned_quote": top.quote.text if top else None,
+    }
+
+
+def _question_mode(
+    searcher: _Searcher, questions: Sequence[Question], collection: str, spec: ModeSpec, k: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """(report row, misses, per-question ranks) of one mode."""
+    answers = [(q, _ask(searcher, q, collection, spec, k)) for q in questions]
+    errors = [a["error"] for _, a in answers if a["error"]]
+    groups: dict[str, list[tuple[Question, dict[str, Any]]]] = {}
+    for q, a in answers:
+        for g in q.groups():
+            groups.setdefault(g, []).append((q, a))
+    row = spec.to_dict()
+    row.update(
+        metrics=_question_metrics(answers, k),
+        groups={g: {"questions": len(items), **_question_metrics(items, k)} for g, items in groups.items()},
+        latency_ms=_latency([a["ms"] for _, a in answers if a["ms"] is not None]),
+        queries=len(questions),
+        errors=len(errors),
+        error_examples=errors[:5],
+    )
+    misses = [_miss(q, a) for q, a in answers
+              if a["source_rank"] is None or (q.page is not None and a["page_rank"] is None)]
+    per = {q.id: {"source_rank": a["source_rank"], "page_rank": a["page_rank"], "lang": q.lang, "kind": q.kind}
+           for q, a in answers}
+    return row, misses, per
+
+
 def evaluate_questions(
     ctx: Context,
     questions: Sequence[Question],
@@ -402,7 +465,8 @@ def evaluate_questions(
     cache_queries: bool = True,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Search each question in ``collection``; hit@k and MRR by source and by page; misses with their quotes."""
+    """Search each question in ``collection``; hit@k and MRR by source and by page, overall and per group
+    (``lang``, ``kind``); misses with their quotes; each question's ranks in ``per_query``."""
     if not 1 <= k <= SEARCH_K:
         raise UsageError(f"--k must be between 1 and {SEARCH_K}, not {k}", "k")
     s = ctx.settings
@@ -417,61 +481,20 @@ def evaluate_questions(
         col_info.update(searcher.prime(col, [q.question for q in questions], progress))
     mode_rows: list[dict[str, Any]] = []
     misses: dict[str, list[dict[str, Any]]] = {}
-    with_page = [q for q in questions if q.page is not None]
+    per_query: dict[str, dict[str, Any]] = {}
     for spec in specs:
         if progress:
             progress(f"searching {len(questions)} questions, mode {spec.label} …")
-        source_ranks: list[int | None] = []
-        page_ranks: list[int | None] = []
-        latencies: list[float] = []
-        errors: list[str] = []
-        mode_misses: list[dict[str, Any]] = []
-        for q in questions:
-            t0 = time.perf_counter()
-            try:
-                hits = searcher.search(q.question, collection, spec, k)
-            except KaynakError as err:
-                errors.append(f"{q.id}: {err.message}")
-                hits = []
-            else:
-                latencies.append((time.perf_counter() - t0) * 1000.0)
-            src_flags = [source_matches(h.source, q.source) for h in hits]
-            sr = M.hit_rank(src_flags)
-            source_ranks.append(sr)
-            pr = None
-            if q.page is not None:
-                pr = M.hit_rank([f and h.page == q.page for f, h in zip(src_flags, hits, strict=True)])
-                page_ranks.append(pr)
-            missed = sr is None or (q.page is not None and pr is None)
-            if missed:
-                top = hits[0] if hits else None
-                mode_misses.append({
-                    "id": q.id, "question": q.question, "expected_source": q.source, "expected_page": q.page,
-                    "source_rank": sr,
-                    "returned_source": top.source if top else None,
-                    "returned_page": top.page if top else None,
-                    "returned_quote": top.quote.text if top else None,
-                })
-        by_source = M.hit_metrics(source_ranks, k)
-        by_page = M.hit_metrics(page_ranks, k) if with_page else {}
-        row = spec.to_dict()
-        row.update(
-            metrics={**{f"source {n}": round(v, 4) for n, v in by_source.items()},
-                     **{f"page {n}": round(v, 4) for n, v in by_page.items()}},
-            latency_ms=_latency(latencies),
-            queries=len(questions),
-            errors=len(errors),
-            error_examples=errors[:5],
-        )
+        row, misses[spec.label], per_query[spec.label] = _question_mode(searcher, questions, collection, spec, k)
         mode_rows.append(row)
-        misses[spec.label] = mode_misses
     names = list(mode_rows[0]["metrics"]) if mode_rows else []
+    name = dataset_path.replace("\\", "/").rsplit("/", 1)[-1] or "questions"
     return {
         "kind": "questions",
         "created_at": started.isoformat(timespec="seconds"),
         "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
-        "dataset": {"name": dataset_path.rsplit("/", 1)[-1] or "questions", "key": dataset_path, "path": dataset_path,
-                    "queries": len(questions), "questions_with_page": len(with_page)},
+        "dataset": {"name": name, "key": name, "path": dataset_path, "queries": len(questions),
+                    "questions_with_page": sum(1 for q in questions if q.page is not None)},
         "collection": col_info,
         "settings": _settings(ctx),
         "versions": versions(ctx),
@@ -479,5 +502,6 @@ def evaluate_questions(
         "metric_names": names,
         "modes": mode_rows,
         "misses": misses,
+        "per_query": per_query,
         "reference": [],
     }
