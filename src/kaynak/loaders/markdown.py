@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -138,66 +139,112 @@ def _inline_text(token: Token) -> str:
     return _MDX_COMMENT_RE.sub("", "".join(out))
 
 
+class _Renderer:
+    """Walks the block tokens (a flat list with open/close pairs) and feeds blocks and headings to a builder;
+    one method per token kind it reacts to (``_HANDLERS``), the state of open lists, tables and headings here."""
+
+    def __init__(self, builder: TextBuilder) -> None:
+        self.builder = builder
+        self.list_stack: list[list[int]] = []  # per open list: [is_ordered, next number]
+        self.item_prefix: str | None = None  # the marker for the first paragraph of the current list item
+        self.in_table_row: list[str] | None = None
+        self.table_rows: list[str] = []
+        self.cell_parts: list[str] = []
+        self.heading_level: int | None = None
+
+    def heading_open(self, tok: Token) -> None:
+        self.heading_level = int(tok.tag[1]) if tok.tag[1:].isdigit() else 1
+
+    def heading_close(self, tok: Token) -> None:
+        self.heading_level = None
+
+    def list_open(self, tok: Token) -> None:
+        ordered = tok.type == "ordered_list_open"
+        start = int(tok.attrs.get("start", 1) or 1) if ordered else 0
+        self.list_stack.append([ordered, start])
+
+    def list_close(self, tok: Token) -> None:
+        if self.list_stack:
+            self.list_stack.pop()
+
+    def list_item_open(self, tok: Token) -> None:
+        if self.list_stack and self.list_stack[-1][0]:
+            self.item_prefix = f"{self.list_stack[-1][1]}. "
+            self.list_stack[-1][1] += 1
+        else:
+            self.item_prefix = "• "
+
+    def tr_open(self, tok: Token) -> None:
+        self.in_table_row = []
+
+    def tr_close(self, tok: Token) -> None:
+        if self.in_table_row is not None and any(c.strip() for c in self.in_table_row):
+            self.table_rows.append(" | ".join(c.strip() for c in self.in_table_row))
+        self.in_table_row = None
+
+    def cell_open(self, tok: Token) -> None:
+        self.cell_parts = []
+
+    def cell_close(self, tok: Token) -> None:
+        if self.in_table_row is not None:
+            self.in_table_row.append(" ".join(self.cell_parts))
+
+    def table_close(self, tok: Token) -> None:
+        if self.table_rows:
+            self.builder.block("\n".join(self.table_rows))
+        self.table_rows = []
+
+    def inline(self, tok: Token) -> None:
+        text = _inline_text(tok)
+        if self.heading_level is not None:
+            self.builder.heading(self.heading_level, _HEADING_ID_RE.sub("", text))
+        elif self.in_table_row is not None:
+            self.cell_parts.append(text)
+        elif self.item_prefix is not None:
+            # The first paragraph of a list item goes on its own line with its marker.
+            self.builder.block(self.item_prefix + text, sep="\n")
+            self.item_prefix = None
+        else:
+            self.builder.block(text, sep="\n" if self.list_stack else "\n\n")
+
+    def code(self, tok: Token) -> None:
+        self.item_prefix = None
+        self.builder.block(tok.content, keep_layout=True)
+
+    def html_block(self, tok: Token) -> None:
+        text = _strip_markup(tok.content)
+        if any(ch.isalpha() for ch in text):
+            self.builder.block(text)
+
+    _HANDLERS: ClassVar[dict[str, Callable[[_Renderer, Token], None]]] = {
+        "heading_open": heading_open,
+        "heading_close": heading_close,
+        "bullet_list_open": list_open,
+        "ordered_list_open": list_open,
+        "bullet_list_close": list_close,
+        "ordered_list_close": list_close,
+        "list_item_open": list_item_open,
+        "tr_open": tr_open,
+        "tr_close": tr_close,
+        "th_open": cell_open,
+        "td_open": cell_open,
+        "th_close": cell_close,
+        "td_close": cell_close,
+        "table_close": table_close,
+        "inline": inline,
+        "fence": code,
+        "code_block": code,
+        "html_block": html_block,
+    }
+
+
 def _render(tokens: list[Token], builder: TextBuilder) -> None:
-    """Walk the block tokens (a flat list with open/close pairs) and feed blocks and headings to ``builder``."""
-    list_stack: list[list[int]] = []  # per open list: [is_ordered, next number]
-    item_prefix: str | None = None  # the marker for the first paragraph of the current list item
-    in_table_row: list[str] | None = None
-    table_rows: list[str] = []
-    cell_parts: list[str] = []
-    heading_level: int | None = None
+    """Walk the block tokens and feed blocks and headings to ``builder`` (see ``_Renderer``)."""
+    renderer = _Renderer(builder)
     for tok in tokens:
-        kind = tok.type
-        if kind == "heading_open":
-            heading_level = int(tok.tag[1]) if tok.tag[1:].isdigit() else 1
-        elif kind == "heading_close":
-            heading_level = None
-        elif kind in ("bullet_list_open", "ordered_list_open"):
-            start = int(tok.attrs.get("start", 1) or 1) if kind == "ordered_list_open" else 0
-            list_stack.append([kind == "ordered_list_open", start])
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            if list_stack:
-                list_stack.pop()
-        elif kind == "list_item_open":
-            if list_stack and list_stack[-1][0]:
-                item_prefix = f"{list_stack[-1][1]}. "
-                list_stack[-1][1] += 1
-            else:
-                item_prefix = "• "
-        elif kind == "tr_open":
-            in_table_row = []
-        elif kind == "tr_close":
-            if in_table_row is not None and any(c.strip() for c in in_table_row):
-                table_rows.append(" | ".join(c.strip() for c in in_table_row))
-            in_table_row = None
-        elif kind in ("th_open", "td_open"):
-            cell_parts = []
-        elif kind in ("th_close", "td_close"):
-            if in_table_row is not None:
-                in_table_row.append(" ".join(cell_parts))
-        elif kind == "table_close":
-            if table_rows:
-                builder.block("\n".join(table_rows))
-            table_rows = []
-        elif kind == "inline":
-            text = _inline_text(tok)
-            if heading_level is not None:
-                builder.heading(heading_level, _HEADING_ID_RE.sub("", text))
-            elif in_table_row is not None:
-                cell_parts.append(text)
-            elif item_prefix is not None:
-                # The first paragraph of a list item goes on its own line with its marker.
-                builder.block(item_prefix + text, sep="\n")
-                item_prefix = None
-            else:
-                builder.block(text, sep="\n" if list_stack else "\n\n")
-        elif kind in ("fence", "code_block"):
-            item_prefix = None
-            builder.block(tok.content, keep_layout=True)
-        elif kind == "html_block":
-            text = _strip_markup(tok.content)
-            if any(ch.isalpha() for ch in text):
-                builder.block(text)
+        handler = _Renderer._HANDLERS.get(tok.type)
+        if handler is not None:
+            handler(renderer, tok)
 
 
 def load_markdown(path: Path, data: bytes) -> LoadedDocument:

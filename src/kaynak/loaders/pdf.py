@@ -279,47 +279,58 @@ def _key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(tr_lower(text).split()))
 
 
-def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int]:
-    """Drop running headers/footers and page numbers; returns the pages and how many lines went."""
-    n_pages = len(pages)
-    edges = [_edge_indices(lines) for lines in pages]
-    removed: list[set[int]] = [set() for _ in pages]
+_COUNTER_RE = re.compile(r"(?<![\d.,/:])\d{1,4}(?![\d.,/:]\d)")
 
-    # Bare page numbers at the very top or bottom of a page.
+
+def _strict_edges(lines: list[Line]) -> set[int]:
+    """The first two and last two lines of a page."""
+    return set(range(min(2, len(lines)))) | set(range(max(0, len(lines) - 2), len(lines)))
+
+
+def _bare_page_numbers(pages: list[list[Line]], removed: list[set[int]]) -> None:
+    """Bare page numbers at the very top or bottom of a page."""
     for p, lines in enumerate(pages):
-        strict = set(range(min(2, len(lines)))) | set(range(max(0, len(lines) - 2), len(lines)))
-        for i in strict:
+        for i in _strict_edges(lines):
             if _PAGE_NUMBER_RE.match(lines[i].text):
                 removed[p].add(i)
 
-    if n_pages >= 3:
-        # Lines repeating at page edges (digits ignored).
-        seen: Counter[str] = Counter()
-        for p, lines in enumerate(pages):
-            seen.update({_key(lines[i].text) for i in edges[p]})
-        threshold = max(3, math.ceil(0.5 * n_pages))
-        for p, lines in enumerate(pages):
-            for i in edges[p]:
-                if seen[_key(lines[i].text)] >= threshold and len(lines[i].text) <= 200:
-                    removed[p].add(i)
 
-        # Lines carrying a page counter (printed number = page index + a fixed offset), e.g. "6 1.1. RÄUME".
-        offsets: Counter[int] = Counter()
-        for p, lines in enumerate(pages):
-            found: set[int] = set()
-            for i in edges[p]:
-                for num in re.findall(r"(?<![\d.,/:])\d{1,4}(?![\d.,/:]\d)", lines[i].text):
-                    found.add(int(num) - (p + 1))
-            offsets.update(found)
-        if offsets:
-            offset, count = offsets.most_common(1)[0]
-            if count >= max(3, math.ceil(0.3 * n_pages)):
-                for p, lines in enumerate(pages):
-                    strict = set(range(min(2, len(lines)))) | set(range(max(0, len(lines) - 2), len(lines)))
-                    for i in strict:
-                        nums = re.findall(r"(?<![\d.,/:])\d{1,4}(?![\d.,/:]\d)", lines[i].text)
-                        if str(p + 1 + offset) in nums and len(lines[i].text) <= 70:
-                            removed[p].add(i)
+def _repeated_edge_lines(pages: list[list[Line]], edges: list[set[int]], removed: list[set[int]]) -> None:
+    """Lines repeating at page edges (digits ignored)."""
+    seen: Counter[str] = Counter()
+    for p, lines in enumerate(pages):
+        seen.update({_key(lines[i].text) for i in edges[p]})
+    threshold = max(3, math.ceil(0.5 * len(pages)))
+    for p, lines in enumerate(pages):
+        for i in edges[p]:
+            if seen[_key(lines[i].text)] >= threshold and len(lines[i].text) <= 200:
+                removed[p].add(i)
+
+
+def _page_counter_lines(pages: list[list[Line]], edges: list[set[int]], removed: list[set[int]]) -> None:
+    """Lines carrying a page counter (printed number = page index + a fixed offset), e.g. "6 1.1. RÄUME"."""
+    offsets: Counter[int] = Counter()
+    for p, lines in enumerate(pages):
+        offsets.update({int(num) - (p + 1) for i in edges[p] for num in _COUNTER_RE.findall(lines[i].text)})
+    if not offsets:
+        return
+    offset, count = offsets.most_common(1)[0]
+    if count < max(3, math.ceil(0.3 * len(pages))):
+        return
+    for p, lines in enumerate(pages):
+        for i in _strict_edges(lines):
+            if str(p + 1 + offset) in _COUNTER_RE.findall(lines[i].text) and len(lines[i].text) <= 70:
+                removed[p].add(i)
+
+
+def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int]:
+    """Drop running headers/footers and page numbers; returns the pages and how many lines went."""
+    edges = [_edge_indices(lines) for lines in pages]
+    removed: list[set[int]] = [set() for _ in pages]
+    _bare_page_numbers(pages, removed)
+    if len(pages) >= 3:
+        _repeated_edge_lines(pages, edges, removed)
+        _page_counter_lines(pages, edges, removed)
 
     # Never empty a page that had text other than page numbers: what would be left of it is its content (a
     # 2,000-page PDF with one line per page repeats that line's shape on every page, yet it is the text).
@@ -657,22 +668,11 @@ def _open(path: Path, data: bytes) -> Any:
     return reader
 
 
-def load_pdf(
-    path: Path, data: bytes, *, raw_pages: list[str] | None = None, options: Any = None
-) -> LoadedDocument:
-    """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
-    is what the benchmark and the tests measure hyphenation artifacts against. ``options`` (LoadOptions) picks
-    the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
-    if not data.strip():
-        raise NoText(path, "no text (empty file)")
-    reader = _open(path, data)
-    try:
-        n_pages = len(reader.pages)
-    except Exception as err:
-        raise CorruptFile(path, f"corrupt or truncated PDF: page tree unreadable ({err})") from None
-    if n_pages == 0:
-        raise NoText(path, "no text (the PDF has no pages)")
-
+def _read_pages(
+    path: Path, reader: Any, n_pages: int, raw_pages: list[str] | None
+) -> tuple[list[list[Line]], list[int], list[str], bool]:
+    """Each page's prepared lines (empty for a page that could not be read), the unreadable page numbers, a
+    warning for each, and whether pypdf saw any visible text at all. Raises CorruptFile when no page reads."""
     warnings: list[str] = []
     failed: list[int] = []
     pages_lines: list[list[Line]] = []
@@ -699,6 +699,26 @@ def load_pdf(
         pages_lines.append(_prepare(raw, width, left))
     if len(failed) == n_pages:
         raise CorruptFile(path, f"corrupt PDF: no page could be read ({first_error})")
+    return pages_lines, failed, warnings, found_text
+
+
+def load_pdf(
+    path: Path, data: bytes, *, raw_pages: list[str] | None = None, options: Any = None
+) -> LoadedDocument:
+    """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
+    is what the benchmark and the tests measure hyphenation artifacts against. ``options`` (LoadOptions) picks
+    the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
+    if not data.strip():
+        raise NoText(path, "no text (empty file)")
+    reader = _open(path, data)
+    try:
+        n_pages = len(reader.pages)
+    except Exception as err:
+        raise CorruptFile(path, f"corrupt or truncated PDF: page tree unreadable ({err})") from None
+    if n_pages == 0:
+        raise NoText(path, "no text (the PDF has no pages)")
+
+    pages_lines, failed, warnings, found_text = _read_pages(path, reader, n_pages, raw_pages)
 
     pages_lines, removed = remove_running_lines(pages_lines)
     vocab = Vocabulary.from_lines(pages_lines)
@@ -735,16 +755,14 @@ def load_pdf(
         or stem_title(path)
     )
     metadata: dict[str, Any] = {"format": "pdf", "page_count": n_pages, **info}
-    if reader.is_encrypted:
-        metadata["encrypted"] = True
-    if removed:
-        metadata["running_lines_removed"] = removed
-    if failed:
-        metadata["failed_pages"] = failed
-    if empty:
-        metadata["pages_without_text"] = empty
-    if scan.metadata:
-        metadata["ocr"] = scan.metadata
+    facts = {
+        "encrypted": bool(reader.is_encrypted),
+        "running_lines_removed": removed,
+        "failed_pages": failed,
+        "pages_without_text": empty,
+        "ocr": scan.metadata,
+    }
+    metadata.update({key: value for key, value in facts.items() if value})  # only what happened
     return LoadedDocument(title=title, pages=pages, metadata=json_safe(metadata), warnings=warnings)
 
 
