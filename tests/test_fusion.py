@@ -1,10 +1,10 @@
-"""Reciprocal Rank Fusion: scores, weights, per-leg ranks, determinism."""
+"""Fusion: RRF and convex combination of normalised scores; weights, per-leg ranks, determinism."""
 
 from __future__ import annotations
 
 import pytest
 
-from kaynak.fusion import rrf
+from kaynak.fusion import convex, fuse, rrf
 
 
 def test_rrf_scores_and_ranks() -> None:
@@ -37,3 +37,42 @@ def test_rrf_empty_and_bad_k() -> None:
     assert rrf({"vector": [], "keyword": []}) == []
     with pytest.raises(ValueError):
         rrf({"v": [("a", 1.0)]}, k=0)
+
+
+def test_convex_tmm_uses_the_theoretical_minimum() -> None:
+    legs = {"vector": [("a", 0.9), ("b", 0.5)], "keyword": [("b", 10.0), ("c", 5.0)]}
+    fused = convex(legs, weights={"vector": 0.5, "keyword": 0.5}, normalization="tmm")
+    by_id = {f.id: f for f in fused}
+    # vector: (s + 1) / (0.9 + 1); keyword: s / 10
+    assert by_id["a"].score == pytest.approx(0.5 * 1.0)
+    assert by_id["b"].score == pytest.approx(0.5 * 1.5 / 1.9 + 0.5 * 1.0)
+    assert by_id["c"].score == pytest.approx(0.5 * 0.5)
+    assert [f.id for f in fused] == ["b", "a", "c"]
+    assert by_id["b"].ranks == {"vector": 2, "keyword": 1} and by_id["b"].scores == {"vector": 0.5, "keyword": 10.0}
+
+
+def test_convex_minmax_and_depth_independence_of_tmm() -> None:
+    legs = {"vector": [("a", 0.9), ("b", 0.5)], "keyword": [("b", 10.0), ("c", 5.0)]}
+    mm = {f.id: f.score for f in convex(legs, weights={"vector": 0.5, "keyword": 0.5}, normalization="minmax")}
+    assert mm == pytest.approx({"a": 0.5, "b": 0.5, "c": 0.0})
+    deeper = {"vector": [*legs["vector"], ("d", 0.1)], "keyword": [*legs["keyword"], ("d", 1.0)]}
+    shallow = {f.id: f.score for f in convex(legs, normalization="tmm")}
+    deep = {f.id: f.score for f in convex(deeper, normalization="tmm")}
+    assert {i: deep[i] for i in shallow} == pytest.approx(shallow)  # tmm: reading deeper changes no score
+
+
+def test_convex_flat_and_empty_legs() -> None:
+    assert convex({}) == []
+    fused = convex({"vector": [("a", 0.3)], "keyword": []}, normalization="minmax")
+    assert [f.id for f in fused] == ["a"] and fused[0].score == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        convex({"vector": [("a", 1.0)]}, normalization="z")
+
+
+def test_fuse_dispatches() -> None:
+    legs = {"vector": [("a", 0.9)], "keyword": [("b", 3.0)]}
+    assert [f.id for f in fuse(legs, "rrf", weights={"vector": 1.0, "keyword": 2.0})] == ["b", "a"]
+    assert [f.id for f in fuse(legs, "convex", weights={"vector": 0.9, "keyword": 0.1})] == ["a", "b"]
+    assert fuse(legs, "rrf")[0].rrf == fuse(legs, "rrf")[0].score
+    with pytest.raises(ValueError):
+        fuse(legs, "borda")

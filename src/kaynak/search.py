@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, InvalidQuery
-from kaynak.fusion import Fused, rrf
+from kaynak.fusion import Fused, fuse
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.rules import check_filter_value, check_query_length
 from kaynak.staleness import stale_chunks
@@ -173,6 +173,33 @@ class SearchService:
         """
         text = self.check_query(query)
         k = self._check_k(k)
+        plan, legs = self.legs(text, collections, mode, k, filters, keyword_ranking, embedder=embedder)
+        fused = self.fuse(plan, legs)
+
+        reranker = self._reranker(rerank)
+        rerank_scores: dict[str, float] = {}
+        top_n = max(k, self.settings.rerank_top) if reranker is not None else k
+        records = self.store.get_chunks([f.id for f in fused[:top_n]])
+        if reranker is not None and fused:
+            fused, rerank_scores = self._rerank(reranker, text, fused, records)
+        top = [f for f in fused[:k] if f.id in records]
+        return SearchResults(self._hits(top, records, plan, rerank_scores), plan)
+
+    def legs(
+        self,
+        query: str,
+        collections: str | Sequence[str] | None = None,
+        mode: str = "auto",
+        k: int = 10,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        keyword_ranking: str | None = None,
+        *,
+        embedder: str | None = None,
+    ) -> tuple[SearchPlan, dict[str, list[tuple[str, float]]]]:
+        """The plan and each leg's ranked ``(chunk id, score)`` list, ``max(candidates, k)`` deep, before fusion
+        (``search`` fuses them; the fusion tuning harness keeps them to try fusions offline)."""
+        text = self.check_query(query)
+        k = self._check_k(k)
         ranking = self._check_ranking(keyword_ranking)
         flt = self._filters(filters)
         plan = self.plan(text, collections, mode)
@@ -192,16 +219,12 @@ class SearchService:
                 raise
         if keyword is not None:
             legs["keyword"] = keyword.result()
-        fused = rrf(legs, k=self.settings.rrf_k, weights=plan.weights)
+        return plan, legs
 
-        reranker = self._reranker(rerank)
-        rerank_scores: dict[str, float] = {}
-        top_n = max(k, self.settings.rerank_top) if reranker is not None else k
-        records = self.store.get_chunks([f.id for f in fused[:top_n]])
-        if reranker is not None and fused:
-            fused, rerank_scores = self._rerank(reranker, text, fused, records)
-        top = [f for f in fused[:k] if f.id in records]
-        return SearchResults(self._hits(top, records, plan, rerank_scores), plan)
+    def fuse(self, plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> list[Fused]:
+        """The legs merged by the configured fusion (``fusion``: rrf or convex) with the plan's leg weights."""
+        s = self.settings
+        return fuse(legs, s.fusion, weights=plan.weights, k=s.rrf_k, normalization=s.fusion_normalization)
 
     def plan(self, query: str, collections: str | Sequence[str] | None = None, mode: str = "auto") -> SearchPlan:
         """Resolve collections and mode for ``query`` without searching (the CLI shows it; search uses it)."""
@@ -217,7 +240,7 @@ class SearchService:
         n_terms = sum(len(t) for t in terms.values())
         coverage = sum(known for t in terms.values() for _, known in t) / n_terms if n_terms else 0.0
         kw = self.settings.keyword_weight
-        weights = {"vector": self.settings.vector_weight, "keyword": kw * coverage}
+        weights = self.leg_weights(coverage)
         embedded = self._embedded(cols) if mode in ("auto", "hybrid", "vector") else set()
 
         def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
@@ -238,6 +261,15 @@ class SearchService:
                 {"vector": base * KEYWORD_PRECEDENCE, "keyword": base},
             )
         return plan("hybrid", "embeddings and keyword terms present")
+
+    def leg_weights(self, coverage: float) -> dict[str, float]:
+        """Each leg's fusion weight: ``vector_weight`` and ``keyword_weight`` × the query's keyword coverage, and
+        for convex fusion also × the legs' shares (``1 − fusion_alpha`` and ``fusion_alpha``)."""
+        s = self.settings
+        vector, keyword = s.vector_weight, s.keyword_weight * coverage
+        if s.fusion == "convex":
+            vector, keyword = vector * (1.0 - s.fusion_alpha), keyword * s.fusion_alpha
+        return {"vector": vector, "keyword": keyword}
 
     def resolve_collections(self, collections: str | Sequence[str] | None = None) -> list[Collection]:
         """``None`` → the default collection, ``"*"`` → all, else the named ones (CollectionNotFound lists all)."""
@@ -427,7 +459,8 @@ class SearchService:
                 "vector_rank": f.ranks.get("vector"),
                 "keyword": f.scores.get("keyword"),
                 "keyword_rank": f.ranks.get("keyword"),
-                "rrf": f.rrf,
+                "fused": f.score,
+                "rrf": f.score if self.settings.fusion == "rrf" else None,
                 "rerank": rerank_scores.get(f.id),
             }
             hits.append(
@@ -440,7 +473,7 @@ class SearchService:
                     section=rec.section,
                     char_start=rec.char_start,
                     char_end=rec.char_end,
-                    score=rerank_scores.get(f.id, f.rrf) if rerank_scores else f.rrf,
+                    score=rerank_scores.get(f.id, f.score) if rerank_scores else f.score,
                     scores=scores,
                     quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e),
                     text=rec.text,

@@ -1,0 +1,263 @@
+"""Fusion tuning harness: each leg searched once per query, every fusion tried offline, chosen by cross-validation.
+
+``collect`` runs each dev set's queries once through ``SearchService.legs`` (the service's own legs, top 100 each,
+scores kept, hybrid plan with its keyword coverage) and saves them with the chunk → document map and the qrels to
+``<cache>/<set>.json``. ``tune`` then evaluates any fusion function and parameter in pure Python on those lists —
+no search runs again — and cross-validates the choice leave-one-set-out: for every set, the configuration that does
+best on the other sets is measured on it (never one set both ways). docs/adr/0017-fusion-by-measurement.md.
+
+    KAYNAK_DATA_DIR=/tmp/p17a-data KAYNAK_EMBEDDER=e5-small \\
+        python benchmarks/tune_fusion.py collect xquad-tr xquad-en xquad-tr-en scifact-pool
+    python benchmarks/tune_fusion.py tune xquad-tr xquad-en xquad-tr-en scifact-pool
+
+``collect --data-dir`` points at another KAYNAK_DATA_DIR (e.g. the full SciFact collection); ``--keyword-variant``
+stores the keyword leg under another name (e.g. after a change to the postings) to compare keyword legs offline.
+Fused figures equal ``SearchService.search(mode="hybrid", k=100)`` with the same settings: ``check`` verifies it
+on a sample of queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kaynak.evaluation import metrics as M
+from kaynak.fusion import Fused, convex, rrf
+
+D = Path(os.environ.get("KAYNAK_RETRIEVAL_DATA", Path(__file__).resolve().parents[2] / "shared/data/retrieval"))
+CACHE = Path(os.environ.get("KAYNAK_TUNE_CACHE", "/tmp/kaynak-tune-fusion"))
+DEPTH = 100
+K = 10
+
+# name → (corpus folder, queries folder or None, split or None, max_docs, max_queries)
+SETS: dict[str, tuple[str, str | None, str | None, int | None, int | None]] = {
+    "xquad-tr": ("xquad/tr", None, None, None, None),
+    "xquad-en": ("xquad/en", None, None, None, None),
+    "xquad-tr-en": ("xquad/en", "xquad/tr", None, None, None),
+    "scifact-pool": ("scifact", None, "train", 500, 150),
+    "scifact-full": ("scifact", None, "train", None, None),
+}
+
+Legs = dict[str, list[tuple[str, float]]]
+
+
+# ---------------------------------------------------------------------- collect (searches, once per leg)
+def load_set(name: str) -> Any:
+    from kaynak.evaluation.datasets import load_beir, pool
+
+    corpus, queries, split, max_docs, max_queries = SETS[name]
+    ds = load_beir(D / corpus, queries_dir=D / queries if queries else None, split=split)
+    return pool(ds, max_docs, max_queries, 13)
+
+
+def collect(name: str, variant: str | None, progress: Callable[[str], None]) -> Path:
+    """Run every query of ``name`` once per leg (hybrid plan, top DEPTH) and save legs, coverage and qrels."""
+    from kaynak.context import Context
+    from kaynak.evaluation.runner import QueryVectorCache, ensure_corpus, infer_language
+    from kaynak.search import SearchService
+
+    ds = load_set(name)
+    ctx = Context()
+    try:
+        info = ensure_corpus(ctx, ds, language=infer_language(ds), embedder=ctx.settings.embedder, progress=progress)
+        caches: dict[str, QueryVectorCache] = {}
+
+        def embedder(n: str) -> Any:
+            return caches.setdefault(n, QueryVectorCache(ctx.embedder(n)))
+
+        service = SearchService(ctx.store, ctx.settings, embedder)
+        col = service.get_collection(info["name"])
+        texts = {qid: SearchService.check_query(t) for qid, t in ds.queries.items() if t.strip()}
+        embedder(col.embedder).prime(list(texts.values()))
+        out = _run_legs(service, col.name, texts, variant, progress)
+        ids = {cid for q in out.values() for leg in q["legs"].values() for cid, _ in leg}
+        source = {cid: rec.source for cid, rec in ctx.store.get_chunks(sorted(ids)).items()}
+    finally:
+        ctx.close()
+    return _save(name, ds, info["name"], out, source, variant)
+
+
+def _run_legs(
+    service: Any, collection: str, texts: Mapping[str, str], variant: str | None, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    for i, (qid, text) in enumerate(texts.items(), 1):
+        plan, legs = service.legs(text, [collection], mode="hybrid", k=DEPTH)
+        if variant:
+            legs = {f"keyword:{variant}": legs.get("keyword", [])}
+        out[qid] = {"coverage": plan.keyword_coverage, "legs": legs}
+        if i % 100 == 0:
+            progress(f"  {i}/{len(texts)} queries, {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def _save(
+    name: str, ds: Any, collection: str, out: dict[str, Any], source: dict[str, str], variant: str | None
+) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"{name}.json"
+    data: dict[str, Any] = {"set": name, "key": ds.key, "collection": collection, "qrels": ds.qrels,
+                            "queries": {}, "source": {}}
+    if path.exists():
+        data = json.loads(path.read_text())
+    for qid, q in out.items():
+        old = data["queries"].get(qid, {"legs": {}})
+        old["legs"].update(q["legs"])
+        if not variant:
+            old["coverage"] = q["coverage"]
+        data["queries"][qid] = old
+    data["source"].update(source)
+    path.write_text(json.dumps(data))
+    return path
+
+
+# ---------------------------------------------------------------------- fusion configurations (pure Python)
+@dataclass(frozen=True)
+class Config:
+    """One fusion: ``rrf`` (k, keyword weight) or ``convex`` (normalisation, keyword share alpha), with or
+    without the keyword coverage factor, over the named keyword leg."""
+
+    fusion: str
+    param: float | str
+    weight: float
+    coverage: bool = True
+    keyword: str = "keyword"
+
+    def label(self) -> str:
+        cov = "·cov" if self.coverage else ""
+        kw = "" if self.keyword == "keyword" else f" [{self.keyword}]"
+        if self.fusion == "rrf":
+            return f"rrf k={self.param} w_kw={self.weight:g}{cov}{kw}"
+        return f"convex {self.param} α={self.weight:g}{cov}{kw}"
+
+    def fuse(self, legs: Mapping[str, Sequence[tuple[str, float]]], coverage: float) -> list[Fused]:
+        kw = legs.get(self.keyword, [])
+        use = {"vector": legs.get("vector", []), "keyword": kw}
+        c = coverage if self.coverage else 1.0
+        if self.fusion == "rrf":
+            return rrf(use, k=int(self.param), weights={"vector": 1.0, "keyword": self.weight * c})
+        return convex(use, weights={"vector": 1.0 - self.weight, "keyword": self.weight * c},
+                      normalization=str(self.param))
+
+
+def grid(keyword: str = "keyword") -> list[Config]:
+    configs = [Config("rrf", k, w, cov, keyword)
+               for k, w, cov in itertools.product((10, 20, 60), (0.3, 0.5, 0.7, 1.0), (True, False))]
+    alphas = [round(0.05 * i, 2) for i in range(1, 20)]
+    configs += [Config("convex", n, a, cov, keyword)
+                for n, a, cov in itertools.product(("tmm", "minmax"), alphas, (True, False))]
+    return configs
+
+
+# ---------------------------------------------------------------------- scoring
+class Scored:
+    """A collected set, ready to score rankings of chunks as documents (best chunk per document)."""
+
+    def __init__(self, path: Path) -> None:
+        data = json.loads(path.read_text())
+        self.name: str = data["set"]
+        self.qrels: dict[str, dict[str, int]] = data["qrels"]
+        self.queries: dict[str, Any] = {q: v for q, v in data["queries"].items() if q in self.qrels}
+        self.source: dict[str, str] = data["source"]
+
+    def ndcg(self, ranking_of: Callable[[Mapping[str, Any]], Iterable[str]]) -> float:
+        run = {qid: M.first_rank_per_document(self.source[c] for c in ranking_of(q) if c in self.source)
+               for qid, q in self.queries.items()}
+        means, _ = M.evaluate(run, {q: self.qrels[q] for q in run}, K)
+        return means[f"nDCG@{K}"]
+
+    def leg(self, name: str) -> float:
+        return self.ndcg(lambda q: [c for c, _ in q["legs"].get(name, [])])
+
+    def fused(self, config: Config) -> float:
+        return self.ndcg(lambda q: [f.id for f in config.fuse(q["legs"], q.get("coverage", 1.0))][:DEPTH])
+
+
+def table(sets: Sequence[Scored], configs: Sequence[Config]) -> dict[Config, dict[str, float]]:
+    return {c: {s.name: s.fused(c) for s in sets} for c in configs}
+
+
+def cross_validate(
+    sets: Sequence[Scored], scores: Mapping[Config, Mapping[str, float]], best_leg: Mapping[str, float]
+) -> list[dict[str, Any]]:
+    """Leave one set out: pick the configuration with the best worst-case gain over the better leg on the other
+    sets (ties: best mean gain), measure it on the left-out set."""
+    rows = []
+    for held in sets:
+        train = [s.name for s in sets if s is not held]
+
+        def crit(c: Config, train: list[str] = train) -> tuple[float, float]:
+            gains = [scores[c][n] - best_leg[n] for n in train]
+            return (min(gains), sum(gains) / len(gains))
+
+        choice = max(scores, key=crit)
+        rows.append({"held_out": held.name, "chosen": choice.label(), "train_min_gain": crit(choice)[0],
+                     "held_out_ndcg": scores[choice][held.name], "held_out_better_leg": best_leg[held.name],
+                     "held_out_gain": scores[choice][held.name] - best_leg[held.name]})
+    return rows
+
+
+def tune(names: Sequence[str], keyword: str, top: int) -> dict[str, Any]:
+    sets = [Scored(CACHE / f"{n}.json") for n in names]
+    legs = {s.name: {"vector": s.leg("vector"), "keyword": s.leg(keyword)} for s in sets}
+    best_leg = {n: max(v.values()) for n, v in legs.items()}
+    scores = table(sets, grid(keyword))
+    cv = cross_validate(sets, scores, best_leg)
+    ranked = sorted(scores, key=lambda c: -min(scores[c][n] - best_leg[n] for n in best_leg))
+    return {"legs": legs, "cv": cv, "top": [(c.label(), scores[c]) for c in ranked[:top]],
+            "named": {c.label(): scores[c] for c in scores if _named(c)}}
+
+
+def _named(c: Config) -> bool:
+    """The configurations always printed: today's default (RRF k 60 × coverage) and plain RRF."""
+    return c.fusion == "rrf" and c.param == 60 and c.weight == 1.0
+
+
+def print_tune(result: Mapping[str, Any]) -> None:
+    names = list(result["legs"])
+    print("| fusion | " + " | ".join(names) + " |")
+    print("| --- |" + " --- |" * len(names))
+    for leg in ("keyword", "vector"):
+        print(f"| {leg} leg | " + " | ".join(f"{result['legs'][n][leg]:.4f}" for n in names) + " |")
+    for label, sc in list(result["named"].items()) + list(result["top"]):
+        print(f"| {label} | " + " | ".join(f"{sc[n]:.4f}" for n in names) + " |")
+    print("\nleave-one-set-out:")
+    print("| held out | chosen on the others | min gain (train) | held-out nDCG@10 | better leg | gain |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in result["cv"]:
+        print(f"| {r['held_out']} | {r['chosen']} | {r['train_min_gain']:+.4f} | {r['held_out_ndcg']:.4f} | "
+              f"{r['held_out_better_leg']:.4f} | {r['held_out_gain']:+.4f} |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=("collect", "tune"))
+    ap.add_argument("sets", nargs="+", choices=sorted(SETS))
+    ap.add_argument("--keyword-variant", default=None, help="collect: store the keyword leg as keyword:<name>")
+    ap.add_argument("--keyword", default="keyword", help="tune: which keyword leg to fuse (keyword:<name>)")
+    ap.add_argument("--top", type=int, default=8, help="tune: how many of the best configurations to print")
+    ap.add_argument("--json", type=Path, default=None, help="tune: also write the result here")
+    args = ap.parse_args(argv)
+    if args.command == "collect":
+        for name in args.sets:
+            path = collect(name, args.keyword_variant, lambda m: print(m, file=sys.stderr, flush=True))
+            print(f"{name}: {path}")
+        return 0
+    result = tune(args.sets, args.keyword, args.top)
+    print_tune(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
