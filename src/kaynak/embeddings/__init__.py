@@ -20,8 +20,6 @@ canonical (local ``st:`` folders become absolute paths; ``hash:64`` is ``hash``)
 
 from __future__ import annotations
 
-import difflib
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from importlib.util import find_spec
@@ -34,6 +32,7 @@ from kaynak.embeddings.e5 import E5SmallEmbedder
 from kaynak.embeddings.e5_onnx import E5OnnxEmbedder
 from kaynak.embeddings.hashing import DEFAULT_DIM, HashEmbedder
 from kaynak.embeddings.hf import INSTALL_TORCH, ModelRef, hf_cache_dir, resolve_model, torch_extra_installed
+from kaynak.embeddings.registry import Registry
 from kaynak.embeddings.use import USEEmbedder
 from kaynak.errors import UnknownModel
 
@@ -73,18 +72,16 @@ class EmbedderOptions:
     data_dir: Path | None = None
 
 
-@dataclass(frozen=True)
-class _Entry:
-    name: str  # an exact name, or a prefix ending in ':'
-    factory: Factory
-    key: KeyFn
-    dim: DimFn
-    shown: str  # how available_embedders() shows it ("" = not shown)
+def _unknown(name: str) -> UnknownModel:
+    close = _REGISTRY.close_match(name)
+    hint = f" Did you mean '{close}'?" if close else ""
+    return UnknownModel(
+        f"unknown embedder '{name}'.{hint} Available: {available_embedders()}. "
+        "Set KAYNAK_EMBEDDER, embedder in kaynak.toml, or --embedder."
+    )
 
 
-_REGISTRY: dict[str, _Entry] = {}
-_cache: dict[Hashable, Embedder] = {}
-_cache_lock = threading.Lock()
+_REGISTRY: Registry[Embedder, EmbedderOptions] = Registry(_unknown)
 
 
 def register_embedder(
@@ -100,36 +97,14 @@ def register_embedder(
     defaults to (name, arg, threads); ``dim`` is the vector size (a number, or a function of arg), used by
     ``embedder_dim`` without loading weights; ``shown`` is its entry in the "Available:" list of errors."""
     low = name_or_prefix.strip().lower()
-    if not low:
-        raise ValueError("an embedder needs a name")
     dim_fn: DimFn = (lambda _arg, d=dim: d) if isinstance(dim, int) or dim is None else dim
     key_fn: KeyFn = key or (lambda arg, o, n=low: (n, arg, o.threads))
-    _REGISTRY[low] = _Entry(low, factory, key_fn, dim_fn, name_or_prefix if shown is None else shown)
-
-
-def _lookup(raw: str) -> tuple[_Entry, str]:
-    low = raw.lower()
-    if low in _REGISTRY and not low.endswith(":"):
-        return _REGISTRY[low], ""
-    prefixes = sorted((n for n in _REGISTRY if n.endswith(":") and low.startswith(n)), key=len, reverse=True)
-    if prefixes:
-        return _REGISTRY[prefixes[0]], raw[len(prefixes[0]) :]
-    raise _unknown(raw)
+    _REGISTRY.register(name_or_prefix, factory, key=key_fn, shown=shown, info=dim_fn)
 
 
 def available_embedders() -> str:
     return ", ".join(
-        e.shown + (" (default)" if e.name == DEFAULT_EMBEDDER else "") for e in _REGISTRY.values() if e.shown
-    )
-
-
-def _unknown(name: str) -> UnknownModel:
-    exact = [n for n in _REGISTRY if not n.endswith(":")]
-    close = difflib.get_close_matches(name.lower(), exact, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return UnknownModel(
-        f"unknown embedder '{name}'.{hint} Available: {available_embedders()}. "
-        "Set KAYNAK_EMBEDDER, embedder in kaynak.toml, or --embedder."
+        e.shown + (" (default)" if e.name == DEFAULT_EMBEDDER else "") for e in _REGISTRY.entries() if e.shown
     )
 
 
@@ -157,24 +132,16 @@ def get_embedder(
     where converted models are cached (default KAYNAK_DATA_DIR, else the user data folder).
     Raises UnknownModel, MissingExtra (``st:`` without ``kaynak[torch]``) or ModelLoadError (bad folder).
     """
-    raw = (name or DEFAULT_EMBEDDER).strip()
-    entry, arg = _lookup(raw)
     opts = EmbedderOptions(threads, prefixes, Path(data_dir).expanduser() if data_dir is not None else None)
-    key = entry.key(arg, opts)
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is None:
-            found = entry.factory(arg, opts)
-            _cache[key] = found
-        return found
+    return _REGISTRY.get(name or DEFAULT_EMBEDDER, opts)
 
 
 def embedder_dim(name: str | None = None) -> int:
     """Dimension of the named embedder's vectors, without loading weights where the name tells it
     (built-ins, and ``st:`` hub names in the table of known models); otherwise the model is loaded."""
     raw = (name or DEFAULT_EMBEDDER).strip()
-    entry, arg = _lookup(raw)
-    dim = entry.dim(arg)
+    entry, arg = _REGISTRY.lookup(raw)
+    dim = entry.info(arg)
     return int(dim) if dim is not None else int(get_embedder(raw).dim)
 
 

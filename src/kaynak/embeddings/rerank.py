@@ -38,6 +38,7 @@ from kaynak.embeddings.hf import (
     resolve_model,
     torch_extra_installed,
 )
+from kaynak.embeddings.registry import Registry
 from kaynak.errors import ModelLoadError, UnknownModel
 
 PREFIX = "st-cross:"
@@ -156,17 +157,14 @@ RerankerFactory = Callable[[str, "int | None"], Reranker]
 RerankerKey = Callable[[str, "int | None"], Hashable]
 
 
-@dataclass(frozen=True)
-class _Entry:
-    name: str
-    factory: RerankerFactory
-    key: RerankerKey
-    shown: str
+def _unknown(name: str) -> UnknownModel:
+    return UnknownModel(
+        f"unknown reranker '{name}'. Available: {available_rerankers()}. "
+        "Set KAYNAK_RERANKER or reranker in kaynak.toml."
+    )
 
 
-_REGISTRY: dict[str, _Entry] = {}
-_cache: dict[Hashable, Reranker] = {}
-_cache_lock = threading.Lock()
+_REGISTRY: Registry[Reranker, int | None] = Registry(_unknown)
 
 
 def register_reranker(
@@ -174,39 +172,20 @@ def register_reranker(
 ) -> None:
     """Make a reranker available by name or by prefix (``"st-cross:"``: the factory gets the rest of the name);
     like ``register_embedder``. ``key`` defaults to (name, arg, threads)."""
-    low = name_or_prefix.strip().lower()
-    if not low or low in _OFF:
+    if name_or_prefix.strip().lower() in _OFF:
         raise ValueError(f"'{name_or_prefix}' cannot name a reranker")
-    key_fn: RerankerKey = key or (lambda arg, threads, n=low: (n, arg, threads))
-    _REGISTRY[low] = _Entry(low, factory, key_fn, name_or_prefix if shown is None else shown)
+    _REGISTRY.register(name_or_prefix, factory, key=key, shown=shown)
 
 
 def available_rerankers() -> str:
-    return ", ".join(e.shown for e in _REGISTRY.values() if e.shown) + ", or unset for none"
+    return ", ".join(e.shown for e in _REGISTRY.entries() if e.shown) + ", or unset for none"
 
 
 def get_reranker(name: str | None, *, threads: int | None = None) -> Reranker | None:
     """The reranker called ``name`` (None, '' or 'none' = no reranking), loaded lazily and cached."""
     if name is None or name.strip().lower() in _OFF:
         return None
-    spec = name.strip()
-    low = spec.lower()
-    entry, arg = (_REGISTRY[low], "") if low in _REGISTRY and not low.endswith(":") else (None, "")
-    if entry is None:
-        prefixes = sorted((n for n in _REGISTRY if n.endswith(":") and low.startswith(n)), key=len, reverse=True)
-        if not prefixes:
-            raise UnknownModel(
-                f"unknown reranker '{spec}'. Available: {available_rerankers()}. "
-                "Set KAYNAK_RERANKER or reranker in kaynak.toml."
-            )
-        entry, arg = _REGISTRY[prefixes[0]], spec[len(prefixes[0]) :]
-    key = entry.key(arg, threads)
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is None:
-            found = entry.factory(arg, threads)
-            _cache[key] = found
-        return found
+    return _REGISTRY.get(name, threads)
 
 
 def _cross_encoder_key(arg: str, threads: int | None) -> Hashable:
