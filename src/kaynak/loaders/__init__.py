@@ -129,6 +129,8 @@ def loader_for(path: str | Path) -> LoaderFunc:
 def load(path: str | Path, *, max_bytes: int | None = None, options: LoadOptions | None = None) -> LoadedDocument:
     """Load one file. ``max_bytes``: refuse larger files before reading them (None = DEFAULT_MAX_BYTES);
     ``options``: see LoadOptions (None = defaults: language unknown, no caches)."""
+    from kaynak.structure import article_sections
+
     from .common import read_limited
 
     path = Path(path)
@@ -146,7 +148,7 @@ def load(path: str | Path, *, max_bytes: int | None = None, options: LoadOptions
         raise CorruptFile(path, "file needs too much memory to read") from None
     except Exception as err:  # a bug or an input no loader anticipated: still name the file
         raise CorruptFile(path, f"could not be read ({type(err).__name__}: {err})") from err
-    doc.pages = [_scrub(p) for p in doc.pages]
+    doc.pages = article_sections([_scrub(p) for p in doc.pages])  # "MADDE 27 –", "Section 4.2" → sections
     if not any(has_visible_text(p.text) for p in doc.pages):
         raise NoText(path, "no text (only whitespace or invisible characters)")
     return doc
