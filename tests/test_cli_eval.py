@@ -64,6 +64,9 @@ def test_eval_compare(tmp_path: Path) -> None:
     assert {d["metric"] for d in data["differences"]} >= {"nDCG@10", "latency p50 ms"}
     res = runner.invoke(app, ["eval", "compare", str(a), str(tmp_path / "nope")])
     assert res.exit_code == 1 and "does not exist" in res.stderr
+    res = runner.invoke(app, ["eval", "compare", str(a), str(b), "--markdown", "--only", "nDCG"])
+    assert res.exit_code == 0 and "| keyword | nDCG@10 | 0.700 | 0.600 | -0.100 | **regression** |" in res.stdout
+    assert "Recall@100" not in res.stdout and "latency" not in res.stdout
 
 
 def test_eval_runs_tiny_set(env: dict[str, str], tmp_path: Path) -> None:

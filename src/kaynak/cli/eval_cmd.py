@@ -159,40 +159,49 @@ def eval_compare(
     = 0.005,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when there is a regression.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table (for docs).")] = False,
+    only: Annotated[
+        str | None,
+        typer.Option(help="Keep metrics whose name contains one of these comma-separated words (e.g. nDCG,hit@1)."),
+    ] = None,
 ) -> None:
     """Print the differences between two evaluation reports, B against A, and mark regressions.
 
     Example: kaynak eval compare eval-out/scifact-before eval-out/scifact-after
     """
-    from kaynak.evaluation.report import compare_reports, load_report
+    from kaynak.evaluation.report import compare_reports, comparison_markdown, load_report
 
     with errors_handled():
         ra, rb = load_report(a), load_report(b)
         diffs, warnings = compare_reports(ra, rb, tolerance=tolerance)
+    if only:
+        words = [w.strip() for w in only.split(",") if w.strip()]
+        diffs = [d for d in diffs if any(w in d.metric for w in words)]
     regressions = [d for d in diffs if d.regression]
     if json_out:
         print_json({"a": str(a), "b": str(b), "warnings": warnings, "differences": [d.to_dict() for d in diffs],
                     "regressions": len(regressions)})
-    else:
+    elif markdown:
         for w in warnings:
             err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
-        table = Table("mode", "metric", "A", "B", "Δ", "", title=f"{a} → {b}")
-        for d in diffs:
-            latency = d.metric.startswith("latency")
-            fmt = "{:.1f}" if latency else "{:.3f}"
-            delta = d.delta
-            mark = "[bold red]REGRESSION[/]" if d.regression else ""
-            if not d.regression and delta is not None and ((delta < 0) if latency else (delta > 0)) and abs(delta) > (
-                    2.0 if latency else tolerance):
-                mark = "[green]better[/]"
-            table.add_row(
-                d.mode, d.metric, "" if d.a is None else fmt.format(d.a), "" if d.b is None else fmt.format(d.b),
-                "" if delta is None else ("+" if delta >= 0 else "") + fmt.format(delta), mark,
-            )
-        console.print(table)
-        console.print(f"{len(regressions)} regression(s)" if regressions else "no regressions", highlight=False)
+        print(comparison_markdown(diffs, tolerance))
+    else:
+        _print_comparison(diffs, warnings, f"{a} → {b}", tolerance)
     if strict and regressions:
         raise typer.Exit(1)
+
+
+def _print_comparison(diffs: list[Any], warnings: list[str], title: str, tolerance: float) -> None:
+    for w in warnings:
+        err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    table = Table("mode", "metric", "A", "B", "Δ", "", title=title)
+    marks = {"regression": "[bold red]REGRESSION[/]", "better": "[green]better[/]", "": ""}
+    for d in diffs:
+        a, b, delta = d.formatted()
+        table.add_row(d.mode, d.metric, a, b, delta, marks[d.mark(tolerance)])
+    console.print(table)
+    n = sum(1 for d in diffs if d.regression)
+    console.print(f"{n} regression(s)" if n else "no regressions", highlight=False)
 
 
 __all__ = ["eval_app"]

@@ -281,6 +281,31 @@ class Difference:
         return {"mode": self.mode, "metric": self.metric, "a": self.a, "b": self.b, "delta": self.delta,
                 "regression": self.regression}
 
+    def mark(self, tolerance: float = 0.005) -> str:
+        """``regression``, ``better`` (beyond the tolerance, or 2 ms for latency) or ``""``."""
+        if self.regression:
+            return "regression"
+        delta = self.delta
+        if delta is None:
+            return ""
+        latency = self.metric.startswith("latency")
+        gain = -delta if latency else delta
+        return "better" if gain > (2.0 if latency else tolerance) else ""
+
+    def formatted(self) -> tuple[str, str, str]:
+        """A, B and Δ as text: three decimals for quality, one for latency; "" where a report lacks the metric."""
+        fmt = "{:.1f}" if self.metric.startswith("latency") else "{:.3f}"
+        delta = self.delta
+        return ("" if self.a is None else fmt.format(self.a), "" if self.b is None else fmt.format(self.b),
+                "" if delta is None else ("+" if delta >= 0 else "") + fmt.format(delta))
+
+
+def comparison_markdown(diffs: list[Difference], tolerance: float = 0.005) -> str:
+    """The differences as a Markdown table (mode, metric, before, after, Δ, regression/better)."""
+    rows = [[d.mode, d.metric, *d.formatted(), {"regression": "**regression**", "better": "better"}.get(
+        d.mark(tolerance), "")] for d in diffs]
+    return "\n".join(_table(["mode", "metric", "before", "after", "Δ", ""], rows))
+
 
 def compare_reports(
     a: dict[str, Any], b: dict[str, Any], *, tolerance: float = 0.005, latency_tolerance: float = 0.25
