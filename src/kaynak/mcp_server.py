@@ -62,41 +62,37 @@ def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_mcp(
-    search: SearchService | Callable[[], SearchService], *, name: str = "kaynak", warm_up: bool = False
-) -> MCPServer:
-    """An MCP server whose tools read through ``search``: a SearchService, or a factory called on first use.
+class _Service:
+    """The SearchService the tools read through (made on first use), the tools' error boundary, the warm-up."""
 
-    ``warm_up`` (stdio): once the client has its ``initialize`` answer, open the database and load the embedder
-    in a background thread, so the first search does not pay for them and start-up stays fast.
-    """
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    def __init__(self, search: SearchService | Callable[[], SearchService]) -> None:
+        self._search = search
+        self._made: SearchService | None = None
+        self._warming = False
 
-    from kaynak import __version__
-    from kaynak.errors import KaynakError
+    def get(self) -> SearchService:
+        if self._made is None:
+            self._made = self._search() if callable(self._search) else self._search
+        return self._made
 
-    state: dict[str, Any] = {}
+    def call(self, fn: Callable[[SearchService], Any], *texts: Any) -> Any:
+        """``fn(service)``, with KaynakErrors (and NUL characters in ``texts``) as ToolErrors naming the problem."""
+        from mcp.server.mcpserver.exceptions import ToolError
 
-    def service() -> SearchService:
-        if "s" not in state:
-            state["s"] = search() if callable(search) else search
-        return state["s"]
+        from kaynak.errors import KaynakError
 
-    def call(fn: Callable[[SearchService], Any], *texts: Any) -> Any:
         for t in texts:  # PostgreSQL text cannot hold NUL: refuse it with a message rather than a crash
             if "\x00" in (",".join(t) if isinstance(t, list) else str(t or "")):
                 raise ToolError("arguments must not contain NUL characters (\\u0000)")
         try:
-            return fn(service())
+            return fn(self.get())
         except KaynakError as err:
             raise ToolError(err.message) from None
 
-    def warm() -> None:
+    def warm(self) -> None:
         start = time.perf_counter()
         try:
-            s = service()
+            s = self.get()
             s.list_collections()
             embedder = s.embedder_factory(s.settings.embedder)
             load = getattr(embedder, "load", None)
@@ -106,18 +102,40 @@ def build_mcp(
         except Exception as err:  # reported again, with its message, on the first tool call
             log.warning("warm-up failed: %s", err)
 
-    async def start_warm_up(ctx: Any, call_next: Any) -> Any:
+    async def start_warm_up(self, ctx: Any, call_next: Any) -> Any:
         # The first message after ``initialize`` (its response is out by then, so warm-up never delays it).
-        if not state.get("warming") and getattr(ctx, "method", None) != "initialize":
-            state["warming"] = True
-            threading.Thread(target=warm, name="kaynak-warm-up", daemon=True).start()
+        if not self._warming and getattr(ctx, "method", None) != "initialize":
+            self._warming = True
+            threading.Thread(target=self.warm, name="kaynak-warm-up", daemon=True).start()
         return await call_next(ctx)
 
+
+def build_mcp(
+    search: SearchService | Callable[[], SearchService], *, name: str = "kaynak", warm_up: bool = False
+) -> MCPServer:
+    """An MCP server whose tools read through ``search``: a SearchService, or a factory called on first use.
+
+    ``warm_up`` (stdio): once the client has its ``initialize`` answer, open the database and load the embedder
+    in a background thread, so the first search does not pay for them and start-up stays fast.
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    from kaynak import __version__
+
+    service = _Service(search)
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     if warm_up:
-        server.middleware.append(start_warm_up)
+        server.middleware.append(service.start_warm_up)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
+    _add_search_tools(server, service.call, read_only)
+    _add_reading_tools(server, service.call, read_only)
+    return server
+
+
+def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: Any) -> None:
+    """``search`` and ``list_collections``."""
 
     @server.tool(name="search", title="Search documents", annotations=read_only)
     def search_documents(
@@ -182,6 +200,10 @@ def build_mcp(
 
         return {"collections": call(run)}
 
+
+def _add_reading_tools(server: MCPServer, call: Callable[..., Any], read_only: Any) -> None:
+    """``list_documents``, ``read_context`` and ``read_page``."""
+
     @server.tool(title="List documents", annotations=read_only)
     def list_documents(
         collection: Annotated[str, Field(description="Collection name (from list_collections).")],
@@ -233,8 +255,6 @@ def build_mcp(
         """
         return {"collection": collection, "source": source, "page": page,
                 "text": call(lambda s: s.page_text(collection, source, page), collection, source)}
-
-    return server
 
 
 def configure_logging(log_file: Path | None = None, level: int = logging.INFO) -> None:

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -190,6 +190,18 @@ def ingest(
         with errors_handled():
             raise failure
     assert report is not None
+    _show(report, crash, failure, waited, json_out)
+    _exit_for(report, crash, failure, waited)
+
+
+def _show(
+    report: IngestReport,
+    crash: IngestCrashed | None,
+    failure: KaynakError | None,
+    waited: dict[str, Any] | None,
+    json_out: bool,
+) -> None:
+    """The report (JSON on stdout, or the summary and the problems), and replicas left behind."""
     if json_out:
         out = report.to_dict()
         if crash is not None:
@@ -205,6 +217,12 @@ def ingest(
             console.print(f"{len(waited['replicas'])} read replicas show these writes", highlight=False)
     if waited is not None and not waited["ok"]:
         err_console.print(f"[bold red]replicas behind:[/] {waited['replicas']}", highlight=False, soft_wrap=True)
+
+
+def _exit_for(
+    report: IngestReport, crash: IngestCrashed | None, failure: KaynakError | None, waited: dict[str, Any] | None
+) -> NoReturn:
+    """Leave with the exit code the outcome calls for (after a crash, with the traceback and what to do)."""
     if crash is not None:
         cause = crash.__cause__
         if cause is not None:

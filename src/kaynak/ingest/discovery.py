@@ -20,9 +20,6 @@ from kaynak.globs import compile_glob
 
 from .sources import display_path, encode_name, encode_source
 
-# Extensions picked up from folders when the loaders package cannot say (it always can once installed).
-_FALLBACK_EXTENSIONS = frozenset({".pdf", ".md", ".markdown", ".txt", ".text", ".html", ".htm", ".docx"})
-
 
 class PathFilter:
     """Include/exclude globs on sources (paths relative to the ingest root, with ``/``).
@@ -74,10 +71,9 @@ class Discovery:
 
 
 def supported_extensions() -> frozenset[str]:
-    try:
-        from kaynak.loaders import SUPPORTED_EXTENSIONS
-    except ImportError:
-        return _FALLBACK_EXTENSIONS
+    """The extensions (lower case, with the dot) some loader reads."""
+    from kaynak.loaders import SUPPORTED_EXTENSIONS
+
     return frozenset(e.lower() if e.startswith(".") else "." + e.lower() for e in SUPPORTED_EXTENSIONS)
 
 
@@ -104,6 +100,114 @@ def _special(path: Path) -> str | None:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
+def _link_problem(full: Path, root: Path | None) -> str | None:
+    """Why a symbolic link is not followed, or None when it leads to an existing place inside the root."""
+    try:
+        target = full.resolve(strict=True)
+    except FileNotFoundError:
+        return f"broken symbolic link (to {display_path(os.readlink(full))}); not followed"
+    except (OSError, RuntimeError):
+        return "symbolic link loop; not followed"
+    if root is not None and not _within(target, root):
+        outside = f"outside the ingest root {display_path(root)}"
+        return f"symbolic link to {display_path(target)}, {outside}; not followed"
+    return None
+
+
+class _Walk:
+    """One discovery: what was found so far, and which path each source came from (to catch clashes)."""
+
+    def __init__(self, path_filter: PathFilter) -> None:
+        self.path_filter = path_filter
+        self.exts = supported_extensions()
+        self.found = Discovery()
+        self.owners: dict[str, Path] = {}
+
+    def add(self, path: Path, source: str, explicit: bool) -> None:
+        found, path_filter = self.found, self.path_filter
+        if not explicit and not path_filter(source):
+            return
+        if source in self.owners:
+            if self.owners[source].resolve() == path.resolve():  # the same file named twice
+                return
+            found.seen.add(source)
+            found.failed.append(
+                {"source": source, "error": f"{display_path(path)}: same source name as "
+                 f"{display_path(self.owners[source])}; ingest them separately or into different collections"}
+            )
+            return
+        self.owners[source] = path
+        if not explicit and path.suffix.lower() not in self.exts and not path_filter.explicit_include(source):
+            found.ignored += 1
+            return
+        found.seen.add(source)
+        kind = _special(path)
+        if kind is not None:
+            found.skipped.append({"source": source, "reason": f"{kind}, not a regular file; left out"})
+            return
+        found.jobs.append(FileJob(path, source))
+
+    def fail(self, source: str, error: str) -> None:
+        if self.path_filter(source):
+            self.found.seen.add(source)
+            self.found.failed.append({"source": source, "error": error})
+
+    def skip(self, source: str, reason: str) -> None:
+        if self.path_filter(source):
+            self.found.seen.add(source)
+            self.found.skipped.append({"source": source, "reason": reason})
+
+    def argument(self, p: Path) -> None:
+        """A path named on the command line: a file (taken whatever its extension) or a folder (walked)."""
+        if not p.exists() and not p.is_symlink():
+            raise UsageError(f"{display_path(p)} does not exist; name an existing file or folder", "paths")
+        if p.is_dir():
+            self.folder(p.resolve())
+            return
+        source = encode_name(p.name)
+        problem = _link_problem(p, None) if p.is_symlink() else None
+        if problem is not None:
+            self.skip(source, problem)
+        else:
+            self.add(p, source, explicit=True)
+
+    def folder(self, root: Path) -> None:
+        def walk_error(err: OSError) -> None:
+            where = Path(err.filename or root)
+            source = encode_source(where.relative_to(root).as_posix()) if _within(where, root) else display_path(where)
+            self.fail(source, f"{display_path(where)}: cannot read the folder ({err.strerror or err})")
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=False):
+            here = Path(dirpath)
+            dirnames[:] = self._subfolders(here, sorted(dirnames), root)
+            for name in sorted(filenames):
+                if name.startswith("."):
+                    continue
+                full = here / name
+                source = encode_source(full.relative_to(root).as_posix())
+                problem = _link_problem(full, root) if full.is_symlink() else None
+                if problem is not None:
+                    self.skip(source, problem)
+                else:
+                    self.add(full, source, explicit=False)
+
+    def _subfolders(self, here: Path, names: list[str], root: Path) -> list[str]:
+        """The subfolders to walk into: not hidden, not a symbolic link (one that leads outside the root, or
+        nowhere, is skipped with the reason; one to a folder inside the root is reached through its real path)."""
+        keep = []
+        for d in names:
+            if d.startswith("."):
+                continue
+            full = here / d
+            if full.is_symlink():
+                problem = _link_problem(full, root)
+                if problem is not None:
+                    self.skip(encode_source(full.relative_to(root).as_posix()), problem)
+                continue
+            keep.append(d)
+        return keep
+
+
 def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
     """The files to ingest under ``paths``, sorted by source; raises UsageError for a path that does not exist.
 
@@ -115,105 +219,11 @@ def discover(paths: Sequence[str | Path], path_filter: PathFilter) -> Discovery:
     """
     if not paths:
         raise UsageError("name at least one file or folder to ingest", "paths")
-    exts = supported_extensions()
-    found = Discovery()
-    owners: dict[str, Path] = {}
-
-    def add(path: Path, source: str, explicit: bool) -> None:
-        if not explicit and not path_filter(source):
-            return
-        if source in owners:
-            if owners[source].resolve() == path.resolve():  # the same file named twice
-                return
-            found.seen.add(source)
-            found.failed.append(
-                {"source": source, "error": f"{display_path(path)}: same source name as "
-                 f"{display_path(owners[source])}; ingest them separately or into different collections"}
-            )
-            return
-        owners[source] = path
-        if not explicit and path.suffix.lower() not in exts and not path_filter.explicit_include(source):
-            found.ignored += 1
-            return
-        found.seen.add(source)
-        kind = _special(path)
-        if kind is not None:
-            found.skipped.append({"source": source, "reason": f"{kind}, not a regular file; left out"})
-            return
-        found.jobs.append(FileJob(path, source))
-
-    def fail(source: str, error: str) -> None:
-        if path_filter(source):
-            found.seen.add(source)
-            found.failed.append({"source": source, "error": error})
-
-    def skip(source: str, reason: str) -> None:
-        if path_filter(source):
-            found.seen.add(source)
-            found.skipped.append({"source": source, "reason": reason})
-
-    def link_problem(full: Path, root: Path | None) -> str | None:
-        """Why a symbolic link is not followed, or None when it leads to an existing place inside the root."""
-        try:
-            target = full.resolve(strict=True)
-        except FileNotFoundError:
-            return f"broken symbolic link (to {display_path(os.readlink(full))}); not followed"
-        except (OSError, RuntimeError):
-            return "symbolic link loop; not followed"
-        if root is not None and not _within(target, root):
-            outside = f"outside the ingest root {display_path(root)}"
-            return f"symbolic link to {display_path(target)}, {outside}; not followed"
-        return None
-
+    walk = _Walk(path_filter)
     for raw in paths:
-        p = Path(raw).expanduser()
-        if not p.exists() and not p.is_symlink():
-            raise UsageError(f"{display_path(p)} does not exist; name an existing file or folder", "paths")
-        if not p.is_dir():
-            source = encode_name(p.name)
-            if p.is_symlink():
-                problem = link_problem(p, None)
-                if problem is not None:
-                    skip(source, problem)
-                    continue
-            add(p, source, explicit=True)
-            continue
-        root = p.resolve()
-
-        def walk_error(err: OSError, root: Path = root) -> None:
-            where = Path(err.filename or root)
-            source = encode_source(where.relative_to(root).as_posix()) if _within(where, root) else display_path(where)
-            fail(source, f"{display_path(where)}: cannot read the folder ({err.strerror or err})")
-
-        for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=False):
-            here = Path(dirpath)
-            dirnames.sort()
-            keep = []
-            for d in dirnames:
-                if d.startswith("."):
-                    continue
-                full = here / d
-                if full.is_symlink():
-                    problem = link_problem(full, root)
-                    if problem is not None:
-                        skip(encode_source(full.relative_to(root).as_posix()), problem)
-                    # A link to a folder inside the root: its files are reached through their real path.
-                    continue
-                keep.append(d)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                if name.startswith("."):
-                    continue
-                full = here / name
-                source = encode_source(full.relative_to(root).as_posix())
-                if full.is_symlink():
-                    problem = link_problem(full, root)
-                    if problem is not None:
-                        skip(source, problem)
-                        continue
-                add(full, source, explicit=False)
-    found.jobs.sort(key=lambda j: j.source)
-    return found
+        walk.argument(Path(raw).expanduser())
+    walk.found.jobs.sort(key=lambda j: j.source)
+    return walk.found
 
 
 def file_sha256(path: Path) -> str:

@@ -106,6 +106,15 @@ class _Prepared:
 
 
 @dataclass
+class _Queued:
+    """What the embedding stage holds: documents waiting for (the rest of) their vectors, and their chunk count."""
+
+    documents: deque[_Prepared] = field(default_factory=deque)
+    chunks: int = 0  # chunks of ``documents`` not embedded yet
+    producer_done: bool = False
+
+
+@dataclass
 class _Skip:
     """Unchanged since the stored version; ``warnings`` are the stored ones (reported again)."""
 
@@ -291,34 +300,11 @@ class Run:
         of those (and no more than IN_FLIGHT_BYTES of files, unless it is one) are in flight at once, their results
         taken as they complete."""
         inflight: dict[Future[Any], _Pending] = {}
-
-        def heavy() -> bool:
-            return len(inflight) > 1 and sum(p.size for p in inflight.values()) > IN_FLIGHT_BYTES
-
-        def settle(until: int) -> None:
-            """Take finished parses until at most ``until`` are in flight (and they are not too heavy)."""
-            while len(inflight) > until or heavy():
-                if self.abort.is_set() or self.closed.is_set() or (self.stop.is_set() and until == 0):
-                    for f in inflight:
-                        f.cancel()
-                    inflight.clear()
-                    return
-                done, _ = wait(list(inflight), timeout=0.2, return_when=FIRST_COMPLETED)
-                for f in done:
-                    pending = inflight.pop(f)
-                    try:
-                        result = pending.finish(f.result())
-                    except CancelledError:
-                        continue
-                    except Exception as err:
-                        result = _Fail(pending.source, _describe(err))
-                    self._hand_over(result)
-
         try:
             for item in items:
                 if self.stop.is_set() or self.abort.is_set():
                     break
-                settle(window - 1)
+                self._settle(inflight, window - 1)
                 self.current = _source_of(item)
                 self.emit("reading", source=self.current)
                 try:
@@ -329,7 +315,7 @@ class Run:
                     inflight[result.future] = result
                 elif not self._hand_over(result):
                     break
-            settle(0)
+            self._settle(inflight, 0)
         except BaseException as err:  # the items iterable itself failed (e.g. a bad data set)
             self.errors.append(err)
             self.abort.set()
@@ -337,6 +323,29 @@ class Run:
             for f in inflight:
                 f.cancel()
             self._put(self.ready, _DONE, self.closed)
+
+    def _settle(self, inflight: dict[Future[Any], _Pending], until: int) -> None:
+        """Take finished parses until at most ``until`` are in flight (and they are not too heavy)."""
+
+        def heavy() -> bool:
+            return len(inflight) > 1 and sum(p.size for p in inflight.values()) > IN_FLIGHT_BYTES
+
+        while len(inflight) > until or heavy():
+            if self.abort.is_set() or self.closed.is_set() or (self.stop.is_set() and until == 0):
+                for f in inflight:
+                    f.cancel()
+                inflight.clear()
+                return
+            done, _ = wait(list(inflight), timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                pending = inflight.pop(f)
+                try:
+                    result = pending.finish(f.result())
+                except CancelledError:
+                    continue
+                except Exception as err:
+                    result = _Fail(pending.source, _describe(err))
+                self._hand_over(result)
 
     def _hand_over(self, result: _Result) -> bool:
         if isinstance(result, _Prepared):
@@ -356,78 +365,87 @@ class Run:
 
     # ----------------------------------------------------------------- stage 2: embed (calling thread)
     def embed_loop(self) -> None:
-        pending: deque[_Prepared] = deque()
-        n_pending = 0
-        producer_done = False
+        queued = _Queued()
         truncated_before = self.emb.truncated
         try:
             while not self.abort.is_set():
-                # Fill a batch; once something is pending, wait at most _FILL_WAIT for more, then embed a
-                # partial batch rather than let the embedder idle behind a slow file.
-                fill_until = None
-                while not producer_done and n_pending < self.batch and not self.stop.is_set():
-                    if n_pending and fill_until is None:
-                        fill_until = time.monotonic() + _FILL_WAIT
-                    wait = 0.1 if fill_until is None else fill_until - time.monotonic()
-                    try:
-                        item = self.ready.get(timeout=wait) if wait > 0 else self.ready.get_nowait()
-                    except queue.Empty:
-                        if n_pending == 0 and not self.abort.is_set():
-                            continue
-                        break
-                    if item is _DONE:
-                        producer_done = True
-                    elif isinstance(item, _Skip):
-                        self.record(item.source, "partial" if item.warnings else "unchanged", warnings=item.warnings)
-                    elif isinstance(item, _Fail):
-                        self.fail(item)
-                    else:
-                        pending.append(item)
-                        n_pending += len(item.chunks)
+                self._fill(queued)
                 if self.stop.is_set():
-                    # Finish the documents already started; start no new ones.
-                    dropped = [d for d in pending if d.filled == 0]
-                    for d in dropped:
-                        self._release(d.chars)
-                    if dropped:
-                        pending = deque(d for d in pending if d.filled > 0)
-                        n_pending = sum(len(d.chunks) - d.filled for d in pending)
-                        self.report.interrupted = True
-                if n_pending == 0:
-                    if producer_done or self.stop.is_set():
+                    self._drop_unstarted(queued)
+                if queued.chunks == 0:
+                    if queued.producer_done or self.stop.is_set():
                         break
                     continue
-                texts: list[str] = []
-                for d in pending:
-                    take = min(len(d.chunks) - d.filled, self.batch - len(texts))
-                    texts.extend(d.embedding_text(j) for j in range(d.filled, d.filled + take))
-                    if len(texts) >= self.batch:
-                        break
-                vecs = self.emb.embed_passages(texts)
-                pos = 0
-                while pending and pos < len(vecs):
-                    d = pending[0]
-                    if d.vectors is None:
-                        d.vectors = np.empty((len(d.chunks), vecs.shape[1]), dtype=np.float32)
-                    take = min(len(d.chunks) - d.filled, len(vecs) - pos)
-                    d.vectors[d.filled : d.filled + take] = vecs[pos : pos + take]
-                    d.filled += take
-                    pos += take
-                    if d.filled == len(d.chunks):
-                        pending.popleft()
-                        self._forward(d)
-                n_pending -= len(texts)
-                with self._lock:
-                    self.chunks_embedded += len(texts)
-                    self.report.embedded += len(texts)
-                    self.emit("embedded")
-            if self.stop.is_set() and not producer_done:
+                self._embed_batch(queued)
+            if self.stop.is_set() and not queued.producer_done:
                 self.report.interrupted = True
             self._flush_backlog()
         finally:
             self.report.truncated = max(0, self.emb.truncated - truncated_before)
             for _ in range(self.n_writers):
                 self._put(self.to_write, _DONE, self.abort)
+
+    def _fill(self, queued: _Queued) -> None:
+        """Fill a batch; once something is pending, wait at most _FILL_WAIT for more, then embed a partial batch
+        rather than let the embedder idle behind a slow file."""
+        fill_until = None
+        while not queued.producer_done and queued.chunks < self.batch and not self.stop.is_set():
+            if queued.chunks and fill_until is None:
+                fill_until = time.monotonic() + _FILL_WAIT
+            wait = 0.1 if fill_until is None else fill_until - time.monotonic()
+            try:
+                item = self.ready.get(timeout=wait) if wait > 0 else self.ready.get_nowait()
+            except queue.Empty:
+                if queued.chunks == 0 and not self.abort.is_set():
+                    continue
+                break
+            if item is _DONE:
+                queued.producer_done = True
+            elif isinstance(item, _Skip):
+                self.record(item.source, "partial" if item.warnings else "unchanged", warnings=item.warnings)
+            elif isinstance(item, _Fail):
+                self.fail(item)
+            else:
+                queued.documents.append(item)
+                queued.chunks += len(item.chunks)
+
+    def _drop_unstarted(self, queued: _Queued) -> None:
+        """After a stop: finish the documents already started; start no new ones."""
+        dropped = [d for d in queued.documents if d.filled == 0]
+        for d in dropped:
+            self._release(d.chars)
+        if dropped:
+            queued.documents = deque(d for d in queued.documents if d.filled > 0)
+            queued.chunks = sum(len(d.chunks) - d.filled for d in queued.documents)
+            self.report.interrupted = True
+
+    def _embed_batch(self, queued: _Queued) -> None:
+        """Embed up to one batch of the queued chunks (across documents); finished documents go on to the writers."""
+        pending = queued.documents
+        texts: list[str] = []
+        for d in pending:
+            take = min(len(d.chunks) - d.filled, self.batch - len(texts))
+            texts.extend(d.embedding_text(j) for j in range(d.filled, d.filled + take))
+            if len(texts) >= self.batch:
+                break
+        vecs = self.emb.embed_passages(texts)
+        pos = 0
+        while pending and pos < len(vecs):
+            d = pending[0]
+            if d.vectors is None:
+                d.vectors = np.empty((len(d.chunks), vecs.shape[1]), dtype=np.float32)
+            take = min(len(d.chunks) - d.filled, len(vecs) - pos)
+            d.vectors[d.filled : d.filled + take] = vecs[pos : pos + take]
+            d.filled += take
+            pos += take
+            if d.filled == len(d.chunks):
+                pending.popleft()
+                self._forward(d)
+        queued.chunks -= len(texts)
+        with self._lock:
+            self.chunks_embedded += len(texts)
+            self.report.embedded += len(texts)
+            self.emit("embedded")
 
     def _forward(self, d: _Prepared) -> None:
         """Hand an embedded document to the writers; a new collection is created once a sample is in."""

@@ -328,19 +328,11 @@ def sync(
     return report
 
 
-def _sync_locked(
-    service: IngestService,
-    col: Collection,
-    sources: list[dict[str, Any]],
-    report: SyncReport,
-    hold: Callable[[str], bool] | None,
-    stop: threading.Event | None,
-    progress: Callable[[IngestEvent], None] | None,
-    scope: Sequence[str] | None = None,
-) -> None:
-    store = service.store
-    p = plan(store, col, sources, hold, scope)
-    report.roots, report.unchanged, report.held = p.roots, p.unchanged, p.held
+def _compare_changed(
+    store: Store, col: Collection, p: Plan, report: SyncReport, stop: threading.Event | None
+) -> list[FileJob]:
+    """Read the files whose stat changed: same content → only the stat is recorded; content of a gone document →
+    a rename (moved, nothing re-embedded); else the file is to be ingested (returned)."""
     states = p.states
     by_sha: dict[str, list[str]] = {}  # documents whose file is gone, by content: candidates for a rename
     for source in sorted(p.gone):
@@ -375,21 +367,48 @@ def _sync_locked(
                 continue
         to_ingest.append(job)
     store.set_file_stats(col, refresh)
+    return to_ingest
+
+
+def _remove_gone(store: Store, col: Collection, p: Plan, report: SyncReport) -> None:
+    """Delete the documents whose file is gone (not renamed), unless a file still settling may be their new name."""
+    for source, origin in sorted(p.gone.items()):
+        size = p.states[source][1]
+        if p.held and (size is None or size in p.held_sizes or None in p.held_sizes):
+            # A file held back (still settling) has this document's size: it may be its new name. Keep the
+            # document until that file has settled and can be matched by content (the watcher syncs again).
+            report.deferred.append(source)
+        elif _still_gone(source, origin, p.available) and store.delete_document(col, source):
+            report.removed.append(source)
+
+
+def _forget_gone_failures(store: Store, col: Collection, p: Plan, n_sources: int, scope: Sequence[str] | None) -> None:
+    """Forget the remembered failures of files no longer there (all roots walked, or within the watcher's scope)."""
+    if scope is None and len(p.available) == n_sources:
+        store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
+                                    and f not in p.jobs and any(r.filter(f) for r in p.available)])
+    elif scope is not None:
+        store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
+                                    and f not in p.jobs and _gone_in_scope(f, p.available, scope)])
+
+
+def _sync_locked(
+    service: IngestService,
+    col: Collection,
+    sources: list[dict[str, Any]],
+    report: SyncReport,
+    hold: Callable[[str], bool] | None,
+    stop: threading.Event | None,
+    progress: Callable[[IngestEvent], None] | None,
+    scope: Sequence[str] | None = None,
+) -> None:
+    store = service.store
+    p = plan(store, col, sources, hold, scope)
+    report.roots, report.unchanged, report.held = p.roots, p.unchanged, p.held
+    to_ingest = _compare_changed(store, col, p, report, stop)
     if not report.interrupted:
-        for source, origin in sorted(p.gone.items()):
-            size = states[source][1]
-            if p.held and (size is None or size in p.held_sizes or None in p.held_sizes):
-                # A file held back (still settling) has this document's size: it may be its new name. Keep the
-                # document until that file has settled and can be matched by content (the watcher syncs again).
-                report.deferred.append(source)
-            elif _still_gone(source, origin, p.available) and store.delete_document(col, source):
-                report.removed.append(source)
-        if scope is None and len(p.available) == len(sources):  # all roots walked: forget failures of gone files
-            store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
-                                        and f not in p.jobs and any(r.filter(f) for r in p.available)])
-        elif scope is not None:
-            store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
-                                        and f not in p.jobs and _gone_in_scope(f, p.available, scope)])
+        _remove_gone(store, col, p, report)
+        _forget_gone_failures(store, col, p, len(sources), scope)
     if to_ingest or p.found.failed:
         found = Discovery(jobs=to_ingest, failed=list(p.found.failed), seen={j.source for j in to_ingest})
         report.ingest = service.ingest(

@@ -213,24 +213,26 @@ def _function(call: str | None) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _worker_main(conn: Any, memory_bytes: int) -> None:
-    """A worker process: limit memory, capture stray output, then parse tasks until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+def _limit_resources(memory_bytes: int) -> None:
+    """No core dumps, and at most ``memory_bytes`` of address space (where the system lets a process set it)."""
     try:
         import resource
     except ImportError:  # not a POSIX system: the time limit still holds, the memory limit cannot be set
-        resource = None  # type: ignore[assignment]
-    if resource is not None:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if memory_bytes > 0:
-            try:
-                _, hard = resource.getrlimit(resource.RLIMIT_AS)
-                limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            except (ValueError, OSError, AttributeError):  # e.g. macOS refuses RLIMIT_AS: time limit only
-                pass
-    # Anything written to stdout/stderr (C libraries, stray prints) goes to a scratch file read after each task.
+        return
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory_bytes > 0:
+        try:
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError, AttributeError):  # e.g. macOS refuses RLIMIT_AS: time limit only
+            pass
+
+
+def _capture_output() -> Any:
+    """Send anything written to stdout/stderr (C libraries, stray prints) to a scratch file, returned, that is
+    read after each task; quiet the logging."""
     scratch = tempfile.TemporaryFile()  # noqa: SIM115  (open for the worker's whole life)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -239,6 +241,30 @@ def _worker_main(conn: Any, memory_bytes: int) -> None:
     logging.getLogger().setLevel(logging.WARNING)
     for handler in list(logging.getLogger().handlers):
         logging.getLogger().removeHandler(handler)
+    return scratch
+
+
+def _stray_output(scratch: Any, warnings: list[str]) -> None:
+    """What the task wrote to stdout/stderr, as warnings (the first 4 KiB); the scratch file is emptied."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if scratch.tell():
+            scratch.seek(0)
+            stray = scratch.read(4096).decode("utf-8", errors="replace")
+            scratch.seek(0)
+            scratch.truncate()
+            for line in stray.splitlines():
+                add_warning(warnings, line)
+    except Exception:
+        pass
+
+
+def _worker_main(conn: Any, memory_bytes: int) -> None:
+    """A worker process: limit memory, capture stray output, then parse tasks until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    _limit_resources(memory_bytes)
+    scratch = _capture_output()
     while True:
         try:
             task = conn.recv()
@@ -254,18 +280,7 @@ def _worker_main(conn: Any, memory_bytes: int) -> None:
             fatal = True
         except BaseException as err:  # a bug in a loader: still an answer naming what happened
             result = ParseFailure(f"could not be read ({type(err).__name__}: {err})")
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            if scratch.tell():
-                scratch.seek(0)
-                stray = scratch.read(4096).decode("utf-8", errors="replace")
-                scratch.seek(0)
-                scratch.truncate()
-                for line in stray.splitlines():
-                    add_warning(result.warnings, line)
-        except Exception:
-            pass
+        _stray_output(scratch, result.warnings)
         try:
             conn.send(result)
         except MemoryError:
