@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from kaynak.structure import ArticleRef, article_refs, article_sections, heading_key, section_key, section_matches
+from kaynak.structure import (
+    ArticleRef,
+    article_refs,
+    article_sections,
+    heading_key,
+    promote_matching,
+    section_key,
+    section_matches,
+)
 from kaynak.types import Page, Section
 
 DOCS = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
@@ -114,6 +122,14 @@ def test_section_matches() -> None:
     assert section_key("Install › From source") is None
     assert section_key("İKİNCİ BÖLÜM › Madde 27 – Genel kurul") == "article:27"
     assert ArticleRef("gecici", "1", "Geçici Madde 1", 0, 14).key == "gecici:1"
+
+
+def test_promote_matching() -> None:
+    hits = [("a", "Madde 22"), ("b", None), ("c", "Madde 20 – Giderler"), ("d", "Madde 20"), ("e", "Madde 2")]
+    refs = article_refs("KMK md. 20")
+    assert [h[0] for h in promote_matching(hits, refs, lambda h: h[1])] == ["c", "d", "a", "b", "e"]
+    assert promote_matching(hits, [], lambda h: h[1]) == hits
+    assert promote_matching(hits, article_refs("Madde 99"), lambda h: h[1]) == hits
 
 
 LAW = """Kanun Numarası : 634

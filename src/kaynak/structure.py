@@ -15,8 +15,9 @@ documents for "Section 4.2". Two sides meet on one normalised key (``article:27`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kaynak.types import Page, Section
 
@@ -25,9 +26,12 @@ __all__ = [
     "article_refs",
     "article_sections",
     "heading_key",
+    "promote_matching",
     "section_key",
     "section_matches",
 ]
+
+T = TypeVar("T")
 
 ARTICLE, EK, GECICI, SECTION, ANY = "article", "ek", "gecici", "section", "any"
 
@@ -173,6 +177,19 @@ def section_matches(section: str | None, ref: ArticleRef) -> bool:
     if number != ref.number:
         return False
     return ref.kind == kind or (ref.kind == ANY and kind in (ARTICLE, SECTION))
+
+
+def promote_matching(items: Sequence[T], refs: Sequence[ArticleRef], section_of: Callable[[T], str | None]
+                     ) -> list[T]:
+    """``items`` (e.g. ranked hits) with those whose section names one of ``refs`` moved to the front, both
+    groups keeping their order; unchanged when ``refs`` is empty or nothing matches."""
+    if not refs:
+        return list(items)
+    first = [x for x in items if any(section_matches(section_of(x), r) for r in refs)]
+    if not first:
+        return list(items)
+    chosen = {id(x) for x in first}
+    return first + [x for x in items if id(x) not in chosen]
 
 
 # --------------------------------------------------------------------------------------------- sections
