@@ -94,7 +94,7 @@ def _run_legs(
         plan, legs = service.legs(text, [collection], mode="hybrid", k=DEPTH)
         if variant:
             legs = {f"keyword:{variant}": legs.get("keyword", [])}
-        out[qid] = {"coverage": plan.keyword_coverage, "legs": legs}
+        out[qid] = {"coverage": plan.keyword_coverage, "legs": legs, "lexemes": plan.query_lexemes}
         if i % 100 == 0:
             progress(f"  {i}/{len(texts)} queries, {time.perf_counter() - t0:.0f} s")
     return out
@@ -113,7 +113,7 @@ def _save(
         old = data["queries"].get(qid, {"legs": {}})
         old["legs"].update(q["legs"])
         if not variant:
-            old["coverage"] = q["coverage"]
+            old.update(coverage=q["coverage"], lexemes=q["lexemes"])
         data["queries"][qid] = old
     data["source"].update(source)
     path.write_text(json.dumps(data))
@@ -152,7 +152,7 @@ class Config:
 def grid(keyword: str = "keyword") -> list[Config]:
     configs = [Config("rrf", k, w, cov, keyword)
                for k, w, cov in itertools.product((10, 20, 60), (0.3, 0.5, 0.7, 1.0), (True, False))]
-    alphas = [round(0.05 * i, 2) for i in range(1, 20)]
+    alphas = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
     configs += [Config("convex", n, a, cov, keyword)
                 for n, a, cov in itertools.product(("tmm", "minmax"), alphas, (True, False))]
     return configs

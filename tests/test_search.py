@@ -433,3 +433,28 @@ def test_pruned_and_full_keyword_leg_agree_in_search(store: Store, corpus: dict[
             assert [h.chunk_id for h in a] == [h.chunk_id for h in b]
     finally:
         store.bm25_prune_limits = Store.bm25_prune_limits
+
+
+def test_query_naming_an_article_finds_it_first(store: Store) -> None:
+    col = store.create_collection("s_art_" + uuid.uuid4().hex[:8], "turkish", "hash", HASH.dim)
+    articles = [
+        ("Madde 26 – Toplantı", "Kurul, madde 27 ve madde 27 uyarınca 27 gün içinde toplanır; 27 kişi katılır."),
+        ("Madde 27 – Genel kurul", "Genel kurul yılda bir kez toplanır ve yöneticiyi seçer."),
+        ("Madde 28 – Yönetici", "Yönetici kurulun kararlarını uygular."),
+    ]
+    text = "\n\n".join(body for _, body in articles)
+    spans = paragraphs(text)
+    pairs = enumerate(zip(articles, spans, strict=True))
+    chunks = [Chunk(i, 1, sec, s, e, text[s:e]) for i, ((sec, _), (s, e)) in pairs]
+    emb = HASH.embed_passages([c.text for c in chunks])
+    store.replace_document(col, "yonetmelik.txt", uuid.uuid4().hex, "Yönetmelik", {}, [Page(1, text)], chunks, emb)
+    svc = make_service(store, col.name)
+    try:
+        for query in ("Madde 27", "md. 27 genel kurul", "27. madde ne diyor", "27 nci maddesi"):
+            for mode in ("hybrid", "keyword"):
+                hits = svc.search(query, col.name, mode=mode, k=3)
+                assert hits[0].section == "Madde 27 – Genel kurul", (query, mode, [h.section for h in hits])
+        plain = svc.search("27 gün kişi", col.name, mode="keyword", k=3)  # no article named: plain ranking
+        assert plain[0].section == "Madde 26 – Toplantı"
+    finally:
+        store.delete_collection(col.name)

@@ -49,6 +49,7 @@ from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.rules import check_filter_value, check_query_length
 from kaynak.staleness import stale_chunks
 from kaynak.store import SearchFilters, Store
+from kaynak.structure import article_refs, promote_matching
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
@@ -179,9 +180,12 @@ class SearchService:
         reranker = self._reranker(rerank)
         rerank_scores: dict[str, float] = {}
         top_n = max(k, self.settings.rerank_top) if reranker is not None else k
-        records = self.store.get_chunks([f.id for f in fused[:top_n]])
+        refs = article_refs(text)  # "Madde 27", "md. 27", "Article 27", "Section 4.2"
+        records = self.store.get_chunks([f.id for f in (fused if refs else fused[:top_n])])
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
+        if refs:  # the chunks of the article the query names come first, in their fused (or reranked) order
+            fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
         top = [f for f in fused[:k] if f.id in records]
         return SearchResults(self._hits(top, records, plan, rerank_scores), plan)
 
@@ -460,7 +464,7 @@ class SearchService:
                 "keyword": f.scores.get("keyword"),
                 "keyword_rank": f.ranks.get("keyword"),
                 "fused": f.score,
-                "rrf": f.score if self.settings.fusion == "rrf" else None,
+                "rrf": f.score,  # the fused score under its first name (faces read it), whatever the fusion
                 "rerank": rerank_scores.get(f.id),
             }
             hits.append(
