@@ -191,3 +191,26 @@ def test_real_law_gets_article_sections() -> None:
     reg = load(DOCS / "pdf" / "asansor_yonetmeligi.pdf")
     keys = {section_key(s.path) for p in reg.pages for s in p.sections}
     assert {f"article:{n}" for n in range(1, 22)} <= keys and "gecici:1" in keys
+
+
+def test_loader_gives_text_and_markdown_articles_sections(tmp_path: Path) -> None:
+    """Through kaynak.loaders.load: a form-feed text law and a Markdown law get article sections."""
+    from kaynak.loaders import load
+
+    txt = tmp_path / "yonetmelik.txt"
+    txt.write_text(
+        "ASANSÖR YÖNETMELİĞİ\n\nAmaç\nMADDE 1 – (1) Bu Yönetmeliğin amacı güvenliktir.\n\n"
+        "Kapsam\nMADDE 2 – (1) Bu Yönetmelik asansörleri kapsar.\n\fdevamı burada.\n\n"
+        "Geçici Madde 1 – Eski asansörler bir yıl içinde tescil edilir.\n",
+        encoding="utf-8",
+    )
+    doc = load(txt)
+    assert [[s.path for s in p.sections] for p in doc.pages] == [
+        ["MADDE 1 – Amaç", "MADDE 2 – Kapsam"], ["MADDE 2 – Kapsam", "Geçici Madde 1"]]
+    md = tmp_path / "kanun.md"
+    md.write_text("# Birinci Bölüm\n\nGenel hükümler.\n\nMadde 3 – Tanımlar şunlardır.\n\n# İkinci Bölüm\n\nSon.\n")
+    paths = [s.path for s in load(md).pages[0].sections]
+    assert paths == ["Birinci Bölüm", "Birinci Bölüm › Madde 3", "İkinci Bölüm"]
+    plain = tmp_path / "notes.txt"
+    plain.write_text("1 Background\n\nSome notes.\n\n2 Method\n\nMore.\n")  # numbered headings in a text file
+    assert [s.path for s in load(plain).pages[0].sections] == ["1 Background", "2 Method"]
