@@ -20,10 +20,6 @@ from kaynak.store import Store
 from kaynak.store.store import chunk_id
 from kaynak.types import LoadedDocument, Page, Section
 
-pytest.importorskip("kaynak.chunking", reason="the chunker (issue 3) is not in this tree yet")
-if not hasattr(__import__("kaynak.loaders").loaders, "load"):
-    pytest.skip("the loaders (issue 3) are not in this tree yet", allow_module_level=True)
-
 TR_TEXT = (
     "İstanbul, Türkiye'nin en kalabalık şehridir ve tarihi yarımadası ile ünlüdür. Boğaz, şehri Avrupa ve "
     "Asya yakası olarak ikiye ayırır. Şehir yüzyıllar boyunca birçok imparatorluğa başkentlik yapmıştır."
@@ -432,7 +428,7 @@ def test_concurrent_ingests_in_threads_end_like_one(
     check_store_matches(store, unique_name, tmp_path, sources)
 
 
-# ------------------------------------------------------------------------------------------------ issue 11
+# ------------------------------------------------------------------------------------- hostile names and files
 def test_file_names_as_bytes_get_reversible_printable_sources(
     service: IngestService, store: Store, tmp_path: Path, unique_name: str
 ) -> None:

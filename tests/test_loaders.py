@@ -565,7 +565,7 @@ def naacl():
 
 
 def test_turkish_law_pdf_keeps_under_two_percent_hyphen_artifacts(kat_mulkiyeti) -> None:
-    from kaynak.loaders.pdf import hyphen_artifacts, line_end_hyphens
+    from hyphenation import hyphen_artifacts, line_end_hyphens
 
     # pypdf's own text of every page (exactly what PdfReader.pages[i].extract_text() returns), joined so that
     # the hyphens across page breaks count too.
@@ -783,7 +783,7 @@ def test_unreadable_file_is_named(tmp_path: Path) -> None:
         load(path)
 
 
-# --------------------------------------------------------------------------------------------- issue 11
+# ------------------------------------------------------------------------------------- decoding and hostile input
 TR_SENTENCE = "İstanbul, Türkiye'nin en kalabalık şehridir ve tarihi yarımadası ile ünlüdür. Boğaz ikiye ayırır."
 
 

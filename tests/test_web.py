@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from kaynak.config import load_settings
 from kaynak.context import Context
-from kaynak.errors import OriginalFileUnavailable, StoreError
+from kaynak.errors import OriginalFileUnavailable
 from kaynak.web.files import open_original
 from kaynak.web.i18n import STRINGS, choose_language
 from kaynak.web.page import strings_json
@@ -208,13 +208,6 @@ def test_hits_carry_document_ids(client: TestClient, samples: tuple[str, Path]) 
 
 
 # ---------------------------------------------------------------------------------------------- original files
-def _origin_known(ctx: Context, document_id: int) -> None:
-    try:
-        ctx.search.document_origin(document_id)
-    except StoreError as err:  # pragma: no cover - until migration 3 (issue 11) adds documents.origin
-        pytest.skip(f"documents.origin is not in the schema yet: {err}")
-
-
 def _doc_id(client: TestClient, name: str, source: str) -> int:
     r = client.get(f"/v1/collections/{name}/documents/{quote(source)}")
     assert r.status_code == 200, r.text
@@ -226,7 +219,6 @@ def test_original_pdf_inline_and_others_as_attachments(
 ) -> None:
     name, docs = samples
     pdf = _doc_id(client, name, "kat-mulkiyeti-excerpt.pdf")
-    _origin_known(ctx, pdf)
     r = client.get(f"/v1/documents/{pdf}/file")
     assert r.status_code == 200, r.text
     assert r.headers["content-type"] == "application/pdf"
@@ -253,7 +245,6 @@ def test_original_file_swapped_for_a_symlink_is_refused(
 ) -> None:
     name, docs = samples
     doc = _doc_id(client, name, "your-first-component.md")
-    _origin_known(ctx, doc)
     target = docs / "your-first-component.md"
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")

@@ -255,10 +255,7 @@ def test_pdf_opens_at_the_page(tr: Any, collection: str, base: str, ctx: Context
     assert href.startswith(base + "/v1/documents/") and href.endswith(f"/file#page={page}"), href
     assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
     document_id = int(href.split("/v1/documents/")[1].split("/")[0])
-    try:
-        ctx.search.document_origin(document_id)
-    except Exception as err:  # pragma: no cover - until migration 3 (issue 11) adds documents.origin
-        pytest.skip(f"documents.origin is not in the schema yet: {err}")
+    ctx.search.document_origin(document_id)
     main = tr.current_window_handle
     link.click()
     wait(tr, lambda d: len(d.window_handles) > 1)

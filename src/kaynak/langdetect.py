@@ -40,8 +40,6 @@ ENGLISH_WORDS = frozenset(_ENGLISH.split())
 _TURKISH_LETTERS = re.compile("[ığşİĞŞ]")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
-LANGUAGE_NAMES = ("turkish", "english")
-
 
 def language_evidence(text: str, max_chars: int = 20_000) -> tuple[int, int]:
     """(Turkish hits, English hits) in the first ``max_chars`` characters of ``text``."""

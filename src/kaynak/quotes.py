@@ -17,24 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from kaynak.chunking import split_sentences
+
 MAX_QUOTE_CHARS = 320
 
 LexemesOf = Callable[[list[str]], list[set[str]]]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_FALLBACK_BREAK = re.compile(r"(?<=[.!?…])\s+|\n\s*\n")
 
 Span = tuple[int, int]
-
-
-def _fallback_sentences(text: str) -> list[Span]:
-    spans: list[Span] = []
-    start = 0
-    for m in _FALLBACK_BREAK.finditer(text):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    return spans
 
 
 def _trim(text: str, start: int, end: int) -> Span:
@@ -47,13 +38,7 @@ def _trim(text: str, start: int, end: int) -> Span:
 
 def sentence_spans(text: str) -> list[Span]:
     """Non-empty sentence spans of ``text`` with surrounding whitespace trimmed, in order."""
-    try:
-        from kaynak.chunking import split_sentences
-    except ImportError:  # pragma: no cover - only before the chunking module exists
-        raw = _fallback_sentences(text)
-    else:
-        raw = list(split_sentences(text))
-    spans = [_trim(text, s, e) for s, e in raw]
+    spans = [_trim(text, s, e) for s, e in split_sentences(text)]
     spans = [(s, e) for s, e in spans if e > s]
     if not spans:
         s, e = _trim(text, 0, len(text))

@@ -1,4 +1,4 @@
-"""Stale hits: whether the file a search hit was indexed from has changed on disk since (issue 19).
+"""Stale hits: whether the file a search hit was indexed from has changed on disk since.
 
 A hit is ``stale`` when its document's file (``documents.origin``) no longer has the size and modification time
 stored when its bytes were hashed (``documents.file_size`` / ``file_mtime_ns``), or is gone from a folder that is

@@ -1,12 +1,10 @@
-"""Text helpers shared by every stage: Turkish-aware lowering and NFC normalisation.
+"""Text helpers shared by every stage: Turkish-aware lowering.
 
 ``tr_lower`` is the Python twin of the SQL function ``tr_lower`` (store/migrations): İ→i, I→ı, then lower().
 Both must give identical results; tests compare them.
 """
 
 from __future__ import annotations
-
-import unicodedata
 
 _TR_UPPER = str.maketrans({"İ": "i", "I": "ı"})
 
@@ -22,7 +20,3 @@ def tr_lower(text: str) -> str:
         low = ch.lower()
         out.append(low if len(low) == 1 else ch)
     return "".join(out)
-
-
-def nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)

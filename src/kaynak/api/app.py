@@ -63,7 +63,7 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
-    from kaynak.web import router as web_router  # the web page at / (issue 16; imported here: it uses .deps)
+    from kaynak.web import router as web_router  # the web page at / (imported here: it uses .deps)
 
     web = web_router(ctx)
     app.include_router(web)

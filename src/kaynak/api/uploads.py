@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from kaynak.ingest.discovery import supported_extensions
 from kaynak.rules import safe_relpath
 
-DEFAULT_EXTENSIONS = frozenset({".pdf", ".md", ".markdown", ".txt", ".text", ".html", ".htm", ".docx"})
 GENERIC_TYPES = {"", "application/octet-stream", "binary/octet-stream", "application/x-www-form-urlencoded"}
 # Declared content types that fit each extension (generic types above are always accepted).
 CONTENT_TYPES: dict[str, set[str]] = {
@@ -21,15 +21,6 @@ CONTENT_TYPES: dict[str, set[str]] = {
     ".docx": {"application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/zip"},
 }
 MAX_UPLOAD_FILES = 1000
-
-
-def supported_extensions() -> frozenset[str]:
-    try:
-        from kaynak.loaders import SUPPORTED_EXTENSIONS
-
-        return frozenset(e.lower() for e in SUPPORTED_EXTENSIONS)
-    except ImportError:  # pragma: no cover - loaders are a base module
-        return DEFAULT_EXTENSIONS
 
 
 __all__ = ["CONTENT_TYPES", "GENERIC_TYPES", "MAX_UPLOAD_FILES", "safe_relpath", "supported_extensions"]

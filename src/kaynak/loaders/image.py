@@ -19,7 +19,6 @@ from kaynak.types import LoadedDocument, Page
 from .common import first_line_title, json_safe, stem_title
 from .ocr import MAX_IMAGE_PIXELS, OcrRun
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 #: The first line of OCR text becomes the title only when the page was read this confidently.
 TITLE_CONFIDENCE = 80.0
 

@@ -347,7 +347,7 @@ def remove_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
 # A match starts only at a word's start and never backtracks into it: linear, not quadratic, in a long run of
-# letters (issue 12: one crafted line froze the server for minutes).
+# letters (a crafted line once froze the server for minutes).
 _HYPHENATED_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]++-[^\W\d_]+")
 _HYPHENS = "-\u2010\u00ad"
 _SPLIT_LETTER_RE = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,}) ([^\W\d_])(?![^\W\d_])")
@@ -706,8 +706,8 @@ def load_pdf(
     path: Path, data: bytes, *, raw_pages: list[str] | None = None, options: Any = None
 ) -> LoadedDocument:
     """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
-    is what the benchmark and the tests measure hyphenation artifacts against. ``options`` (LoadOptions) picks
-    the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
+    is what the benchmark and the tests measure hyphenation artifacts against (tests/hyphenation.py).
+    ``options`` (LoadOptions) picks the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
     if not data.strip():
         raise NoText(path, "no text (empty file)")
     reader = _open(path, data)
@@ -810,22 +810,3 @@ def _prepare(raw: list[Line | None], width: float, left: float) -> list[Line]:
     right = [ln for ln in body if ln.x is not None and ln.x > left + 0.4 * width]
     multi_column = len(body) >= 5 and len(right) >= max(3, 0.2 * len(body))
     return lines if multi_column else order_lines(lines)
-
-
-# --------------------------------------------------------------------------------------------- measurement
-
-_RAW_HYPHEN_RE = re.compile(r"([^\W\d_]+)[-\u2010\u00ad][ \t]*\n[ \t]*([^\W\d_]+)")
-
-
-def line_end_hyphens(raw_text: str) -> list[tuple[str, str]]:
-    """Word pairs split by a hyphen at a line end in raw (pypdf ``extract_text``) output, continuation lower-case."""
-    return [(m.group(1), m.group(2)) for m in _RAW_HYPHEN_RE.finditer(raw_text) if m.group(2)[0].islower()]
-
-
-def hyphen_artifacts(pairs: list[tuple[str, str]], clean_text: str) -> int:
-    """How many of ``pairs`` still show in ``clean_text`` with their hyphen (``ma-likleri``, ``ma- likleri``)."""
-    count = 0
-    for w1, w2 in pairs:
-        if re.search(re.escape(w1) + r"[-\u2010\u00ad]\s*" + re.escape(w2), clean_text):
-            count += 1
-    return count

@@ -50,8 +50,6 @@ def health(ctx: Annotated[Context, Depends(get_context)]) -> JSONResponse:
     except KaynakError as err:
         model.update(ok=False, error=err.message)
         body["status"] = "unavailable"
-    except ImportError as err:  # pragma: no cover - embeddings registry missing
-        model.update(ok=False, error=str(err))
     model["reranker"] = settings.reranker
     body["model"] = model
     if not body["database"]["ok"]:

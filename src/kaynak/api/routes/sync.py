@@ -1,4 +1,4 @@
-"""``/v1/collections/{name}/status``: whether a collection is current with its folders (issue 19): remembered
+"""``/v1/collections/{name}/status``: whether a collection is current with its folders: remembered
 folders and their last sync, files pending, files failing with reasons, and whether a watcher keeps it current."""
 
 from __future__ import annotations
