@@ -66,6 +66,9 @@ def test_article_ref_span() -> None:
     (ref,) = article_refs("KMK md. 20 ne diyor")
     assert (ref.kind, ref.number, ref.text, ref.start, ref.end) == ("article", "20", "md. 20", 4, 10)
     assert "KMK md. 20 ne diyor"[ref.start : ref.end] == "md. 20"
+    headings = [r.heading for q in ("27. madde", "ek md. 2", "geçici 1. madde", "sec. 4.2", "Art. 5")
+                for r in article_refs(q)]
+    assert headings == ["Madde 27", "Ek Madde 2", "Geçici Madde 1", "Section 4.2", "Madde 5"]
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,12 @@ class ArticleRef:
         """``article:27``, ``ek:2``, ``gecici:1``, ``section:4.2`` or ``any:4``."""
         return f"{self.kind}:{self.number}"
 
+    @property
+    def heading(self) -> str:
+        """How a heading names it, for a keyword query: "Madde 27", "Ek Madde 2", "Geçici Madde 1", "Section 4.2",
+        and "Madde 4" for "§ 4" (an English "Article 27" also reads "Madde 27": Turkish law is what has them)."""
+        return {EK: "Ek Madde", GECICI: "Geçici Madde", SECTION: "Section"}.get(self.kind, "Madde") + f" {self.number}"
+
 
 def _norm_number(raw: str) -> str:
     return raw.rstrip(".").upper()
