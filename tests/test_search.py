@@ -458,3 +458,28 @@ def test_query_naming_an_article_finds_it_first(store: Store) -> None:
         assert plain[0].section == "Madde 26 – Toplantı"
     finally:
         store.delete_collection(col.name)
+
+
+def test_chunks_remember_their_document_title(store: Store) -> None:
+    """The keyword leg sees the document's title as extra terms of every chunk (migration 10), the stored text
+    stays verbatim, the pruned and the full BM25 agree, and the document's language is recorded (migration 11)."""
+    col = store.create_collection("s_title_" + uuid.uuid4().hex[:8], "turkish", "hash", HASH.dim)
+    page = "Bağımsız bölümler ayrı tapuya bağlanır.\n\nOrtak yerler birlikte kullanılır ve korunur."
+    chunks = [Chunk(i, 1, None, s, e, page[s:e]) for i, (s, e) in enumerate(paragraphs(page))]
+    store.replace_document(col, "k.txt", uuid.uuid4().hex, "Kat Mülkiyeti Kanunu", {}, [Page(1, page)], chunks,
+                           HASH.embed_passages([c.text for c in chunks]))
+    svc = make_service(store, col.name)
+    try:
+        hits = svc.search("mülkiyet kanunu", col.name, mode="keyword", k=5)
+        assert len(hits) == 2 and {h.text for h in hits} == {page[s:e] for s, e in paragraphs(page)}
+        assert "mülkiyet" not in page.lower()
+        full = make_service(store, col.name, bm25_pruning=False).search("mülkiyet ortak", col.name, "keyword", 5)
+        pruned = svc.search("mülkiyet ortak", col.name, mode="keyword", k=5)
+        assert [(h.chunk_id, round(h.scores["keyword"], 9)) for h in pruned] == [
+            (h.chunk_id, round(h.scores["keyword"], 9)) for h in full
+        ]
+        with store._conn() as conn:
+            lang = conn.execute("SELECT language FROM documents WHERE collection_id = %s", (col.id,)).fetchone()
+        assert lang[0] == "turkish"
+    finally:
+        store.delete_collection(col.name)

@@ -16,7 +16,9 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
+from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase
+from kaynak.store.migrations.document_context import POSTINGS_SELECT
 from kaynak.types import Chunk, Collection, Page
 
 
@@ -101,6 +103,7 @@ class WritesMixin(StoreBase):
         file_stat: tuple[int, int] | None = None,
     ) -> int | None:
         size, mtime_ns = file_stat if file_stat is not None else (None, None)
+        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
         with self._conn() as conn, conn.transaction():
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
@@ -115,10 +118,10 @@ class WritesMixin(StoreBase):
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
             doc_id = conn.execute(
                 "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin, file_size, file_mtime_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "RETURNING id",
+                "warnings, origin, file_size, file_mtime_ns, language) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                 (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata),
-                 Jsonb(list(warnings or [])), origin, size, mtime_ns),
+                 Jsonb(list(warnings or [])), origin, size, mtime_ns, language),
             ).fetchone()[0]
             conn.execute(
                 "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
@@ -150,16 +153,9 @@ class WritesMixin(StoreBase):
                                 vec,
                             )
                         )
-            conn.execute(
-                """
-                INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl)
-                SELECT c.collection_id, u.lexeme, c.id, c.document_id, cardinality(u.positions), t.dl
-                FROM chunks c
-                CROSS JOIN LATERAL (SELECT coalesce(sum(cardinality(positions)), 0)::int AS dl
-                                    FROM unnest(c.tsv)) t
-                CROSS JOIN LATERAL unnest(c.tsv) u
-                WHERE c.document_id = %s
-                """,
+            conn.execute(  # each chunk's terms merged with its document's title terms (migration 10)
+                "INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl) "
+                + POSTINGS_SELECT.format(where="c.document_id = %s"),
                 (doc_id,),
             )
             conn.execute(
