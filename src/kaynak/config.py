@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     )
 
     # --- models
-    embedder: str = Field(default="e5-small", description="e5-small | use-m3 | st:<model> | hash")
+    embedder: str = Field(default="e5-small", description="embedder name; `kaynak models` lists them")
     reranker: str | None = Field(default=None, description="st-cross:<model or path>; unset = no reranking")
     threads: int | None = Field(default=None, ge=1, description="CPU threads for models; unset = all cores")
     model_prefixes: dict[str, list[str]] = Field(

@@ -66,4 +66,4 @@ class CollectionIn(NoNul):
 
     name: str = Field(..., min_length=1, max_length=200)
     language: LanguageName | None = None
-    embedder: str | None = Field(None, max_length=200, description="e5-small | use-m3 | st:<model> | hash")
+    embedder: str | None = Field(None, max_length=200, description="embedder name (`kaynak models` lists them)")

@@ -161,7 +161,7 @@ def collections_list(json_out: JsonOpt = False) -> None:
 def collections_create(
     name: str,
     language: Annotated[str | None, typer.Option(help="turkish | english | simple")] = None,
-    embedder: Annotated[str | None, typer.Option(help="e5-small | use-m3 | st:<model> | hash")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedder name (kaynak models lists them).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create an empty collection. Example: kaynak collections create hukuk --language turkish"""

@@ -91,7 +91,7 @@ def eval_run(
         str | None,
         typer.Option(help="Comma list: keyword, keyword-ts_rank_cd, vector, hybrid, hybrid+rerank … (default: all)."),
     ] = None,
-    embedder: Annotated[str | None, typer.Option(help="e5-small | use-m3 | st:<model> | hash")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedder name (kaynak models lists them).")] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff of nDCG, Recall, MRR and hit@k.")] = 10,
     out: Annotated[Path | None, typer.Option(help="Report folder (default: ./eval-out/<set>-<time>).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print report.json on stdout.")] = False,

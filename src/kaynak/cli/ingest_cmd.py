@@ -123,7 +123,7 @@ def ingest(
         typer.Option(help="Language of a new collection: turkish | english | simple (default: detected)."),
     ] = None,
     embedder: Annotated[
-        str | None, typer.Option(help="Embedder of a new collection: e5-small | use-m3 | st:<model> | hash.")
+        str | None, typer.Option(help="Embedder of a new collection (kaynak models lists them).")
     ] = None,
     include: Annotated[
         list[str] | None, typer.Option(help="Only sources matching this glob (repeatable), e.g. '*.pdf'.")
