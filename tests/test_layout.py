@@ -1,0 +1,116 @@
+"""The package's layout holds: imports only point down the layers, SQL stays in the store, the vocabulary is one.
+
+Layers (docs/adr/0019-module-layout.md), lowest first: shared vocabulary and pure text helpers; engines and the
+store; the services; the context that wires them; the evaluation harness; the faces. A module may import its own
+layer or a lower one, never a higher one (function-level imports count too). A new top-level module must be given
+a layer here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import get_args
+
+import kaynak
+from kaynak.vocabulary import (
+    KeywordRanking,
+    KeywordRankingName,
+    Language,
+    LanguageName,
+    SearchMode,
+    SearchModeName,
+)
+
+PACKAGE = Path(kaynak.__file__).parent
+
+LAYERS: dict[str, int] = {
+    # 0: vocabulary, errors, settings and pure helpers (no I/O of their own)
+    "": 0, "vocabulary": 0, "errors": 0, "types": 0, "text": 0, "globs": 0, "rules": 0, "config": 0,
+    "langdetect": 0, "chunking": 0, "quotes": 0, "fusion": 0, "structure": 0,
+    # 1: engines and storage
+    "embeddings": 1, "loaders": 1, "store": 1, "upload_store": 1, "rerank": 1,
+    # 2: services
+    "search": 2, "ingest": 2, "staleness": 2, "backup": 2,
+    # 3: the wiring of one process
+    "context": 3,
+    # 4: the evaluation harness (runs searches through a context)
+    "evaluation": 4,
+    # 5: faces
+    "api": 5, "mcp_server": 5, "cli": 5, "web": 5, "__main__": 5,
+}
+
+# Modules allowed to talk to PostgreSQL directly: the store, and backup (pg_dump / pg_restore around it).
+DATABASE_MODULES = {"store", "backup"}
+
+
+def _part(module: str) -> str:
+    """``kaynak.store.retrieval`` → ``store``; ``kaynak`` → ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports() -> Iterator[tuple[str, str, str]]:
+    """(importing file, its part, imported module) for every import in the package, at any depth."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        package = parts[:-1]  # the package the file is in (for relative imports)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        module = ".".join(parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                    yield str(rel), _part(module), target
+                    if node.module is None:  # from . import a, b
+                        for alias in node.names:
+                            yield str(rel), _part(module), f"{target}.{alias.name}"
+                else:
+                    yield str(rel), _part(module), node.module or ""
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield str(rel), _part(module), alias.name
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    found = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    found = {"" if name == "__init__" else name for name in found}
+    assert found <= set(LAYERS), f"give these a layer in tests/test_layout.py: {sorted(found - set(LAYERS))}"
+
+
+def test_imports_only_point_down() -> None:
+    upward = []
+    for where, part, target in _imports():
+        if target != "kaynak" and not target.startswith("kaynak."):
+            continue
+        to = _part(target)
+        if to != part and LAYERS[to] > LAYERS[part]:
+            upward.append(f"{where} imports {target} (layer {LAYERS[part]} → {LAYERS[to]})")
+    assert not upward, "\n".join(upward)
+
+
+def test_only_the_store_talks_to_the_database() -> None:
+    found = [
+        f"{where} imports {target}"
+        for where, part, target in _imports()
+        if target.split(".")[0] in {"psycopg", "psycopg_pool"} and part not in DATABASE_MODULES
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_vocabulary_literals_match_the_enums() -> None:
+    assert set(get_args(SearchModeName)) == {m.value for m in SearchMode}
+    assert set(get_args(KeywordRankingName)) == {r.value for r in KeywordRanking}
+    assert set(get_args(LanguageName)) == {lang.value for lang in Language}
+
+
+def test_the_web_page_names_every_search_mode() -> None:
+    from kaynak.web.i18n import STRINGS
+
+    for language, strings in STRINGS.items():
+        missing = [m.value for m in SearchMode if f"mode_{m.value}" not in strings]
+        assert not missing, (language, missing)
