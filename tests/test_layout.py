@@ -102,6 +102,18 @@ def test_only_the_store_talks_to_the_database() -> None:
     assert not found, "\n".join(found)
 
 
+def test_no_name_is_defined_in_two_parts_of_the_store() -> None:
+    """``Store`` is a mixin of its parts: a name defined twice would silently shadow the other."""
+    from kaynak.store import Store
+
+    owners: dict[str, list[str]] = {}
+    for part in Store.__mro__[:-1]:
+        for name in vars(part):
+            if not (name.startswith("__") and name.endswith("__")):
+                owners.setdefault(name, []).append(part.__name__)
+    assert not {n: o for n, o in owners.items() if len(o) > 1}
+
+
 def test_vocabulary_literals_match_the_enums() -> None:
     assert set(get_args(SearchModeName)) == {m.value for m in SearchMode}
     assert set(get_args(KeywordRankingName)) == {r.value for r in KeywordRanking}
