@@ -21,6 +21,7 @@ from pydantic_settings import (
 )
 
 from kaynak.errors import ConfigError
+from kaynak.vocabulary import KeywordRankingName, LanguageName
 
 
 def default_data_dir() -> Path:
@@ -65,7 +66,7 @@ class Settings(BaseSettings):
 
     # --- ingest
     collection: str = Field(default="default", description="Collection used when none is named.")
-    language: Literal["turkish", "english", "simple"] | None = Field(
+    language: LanguageName | None = Field(
         default=None, description="Language of new collections; unset = detected from the documents."
     )
     chunk_size: int = Field(default=800, ge=100, le=20000, description="Maximum chunk length in characters.")
@@ -96,7 +97,7 @@ class Settings(BaseSettings):
     )
 
     # --- search
-    keyword_ranking: Literal["bm25", "ts_rank_cd"] = "bm25"
+    keyword_ranking: KeywordRankingName = "bm25"
     bm25_k1: float = Field(default=0.9, ge=0)
     bm25_b: float = Field(default=0.4, ge=0, le=1)
     bm25_pruning: bool = Field(

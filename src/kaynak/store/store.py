@@ -25,6 +25,7 @@ from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilt
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
 from kaynak.store.sync_state import SyncStateMixin
 from kaynak.store.writes import WritesMixin, chunk_id
+from kaynak.vocabulary import LANGUAGES
 
 __all__ = ["MAX_QUERY_LEXEMES", "SearchFilters", "Store", "chunk_id", "glob_to_like", "tsquery_literal"]
 
@@ -113,8 +114,8 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, SyncStateMixin):
             vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             version = migrations.current_version(conn)
             ts = conn.execute(
-                "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config "
-                "WHERE cfgname IN ('turkish', 'english', 'simple')"
+                "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config WHERE cfgname = ANY(%s)",
+                (list(LANGUAGES),),
             ).fetchone()[0]
         return {
             "postgresql": pg,
