@@ -1,7 +1,8 @@
 """Wiring: one object that owns the settings, the store and the models, and hands out the two services.
 
 Every face (CLI, REST API, MCP server, eval harness) builds a ``Context`` and talks only to
-``context.search`` (reads) and ``context.ingest`` (writes). Everything is created lazily, so a command that
+``context.search`` (reads) and ``context.ingest`` (writes); health checks ask ``database_status`` and
+``model_status``. Everything is created lazily, so a command that
 needs no database or model starts fast.
 """
 
@@ -65,6 +66,37 @@ class Context:
         from kaynak.ingest import IngestService
 
         return IngestService(self.store, self.settings, self.embedder)
+
+    def database_status(self, timeout: float = 1.0) -> dict[str, Any]:
+        """Whether the database answers, within about ``timeout`` seconds (``/v1/health``, ``kaynak doctor``):
+        ``{"ok": True, <Store.server_info()>, "replicas": [...]}`` or ``{"ok": False, "error", "replicas"?}``,
+        with ``retry_after`` (seconds) when the error says when to try again. An outage is reported, not raised."""
+        from kaynak.errors import KaynakError
+
+        try:
+            db = self.store.health(timeout=timeout)
+            if db.get("ok"):
+                return {"ok": True, **self.store.server_info(), "replicas": db.get("replicas", [])}
+            primary = db.get("primary") or {}
+            error = primary.get("error") or "the database does not answer"
+            return {"ok": False, "error": error, "replicas": db.get("replicas", [])}
+        except KaynakError as err:
+            out: dict[str, Any] = {"ok": False, "error": err.message}
+            if err.retry_after:
+                out["retry_after"] = err.retry_after
+            return out
+
+    def model_status(self) -> dict[str, Any]:
+        """The configured embedder without loading it: ``{"name", "ok": True, "dim"}`` or ``{"name", "ok": False,
+        "error"}`` (an unknown name, a missing extra)."""
+        from kaynak.embeddings import embedder_dim
+        from kaynak.errors import KaynakError
+
+        name = self.settings.embedder
+        try:
+            return {"name": name, "ok": True, "dim": embedder_dim(name)}
+        except KaynakError as err:
+            return {"name": name, "ok": False, "error": err.message}
 
     def close(self) -> None:
         if "ingest" in self.__dict__:  # stops the parse worker processes

@@ -33,27 +33,28 @@ def doctor(json_out: JsonOpt = False) -> None:
     report["data_dir"] = str(s.data_dir)
     report["database"] = "url" if s.database_url else f"embedded ({s.data_dir / 'postgres'})"
     report["embedder"] = s.embedder
-    try:
-        info = ctx.store.server_info()
-        report.update(info)
-        cols = ctx.search.list_collections()
-        report["collections"] = [
-            {"name": c.name, "language": c.language, "embedder": c.embedder, "documents": c.document_count,
-             "chunks": c.chunk_count}
-            for c in cols
-        ]
-        if not info.get("pgvector"):
+    database = ctx.database_status(timeout=2.0)
+    if database["ok"]:
+        report.update({k: v for k, v in database.items() if k not in ("ok", "replicas")})
+        try:
+            report["collections"] = [
+                {"name": c.name, "language": c.language, "embedder": c.embedder, "documents": c.document_count,
+                 "chunks": c.chunk_count}
+                for c in ctx.search.list_collections()
+            ]
+        except KaynakError as err:
+            report["problems"].append(err.message)
+        if not database.get("pgvector"):
             report["problems"].append("pgvector is not installed in the database")
-        _doctor_replication(ctx, report)
-    except KaynakError as err:
-        report["problems"].append(err.message)
+        _doctor_replication(ctx, database["replicas"], report)
+    else:
+        report["problems"].append(database["error"])
     _doctor_backup(ctx, report)
-    try:
-        from kaynak.embeddings import embedder_dim
-
-        report["embedder_dim"] = embedder_dim(s.embedder)
-    except KaynakError as err:
-        report["problems"].append(err.message)
+    model = ctx.model_status()
+    if model["ok"]:
+        report["embedder_dim"] = model["dim"]
+    else:
+        report["problems"].append(model["error"])
     from kaynak.loaders.ocr import ocr_status
 
     report["ocr"] = ocr_status()  # optional: reported, never a problem (scans are refused with what to install)
@@ -92,13 +93,12 @@ def doctor(json_out: JsonOpt = False) -> None:
     raise typer.Exit(0 if report["ok"] else 1)
 
 
-def _doctor_replication(ctx: Context, report: dict) -> None:
+def _doctor_replication(ctx: Context, replicas: list[dict], report: dict) -> None:
     """Read replicas: whether each answers, its lag, and a schema behind the primary's (reported, not fatal)."""
     if not ctx.settings.read_database_urls:
         return
-    health = ctx.store.health(timeout=2.0)
-    report["replicas"] = health["replicas"]
-    for r in health["replicas"]:
+    report["replicas"] = replicas
+    for r in replicas:
         if not r.get("ok"):
             report.setdefault("warnings", []).append(
                 f"read replica {r['name']} does not answer ({r.get('error')}); reads go to the primary")

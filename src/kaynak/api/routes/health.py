@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from kaynak import __version__
 from kaynak.context import Context
-from kaynak.errors import DatabaseUnavailable, KaynakError
+from kaynak.errors import DatabaseUnavailable
 
 from ..deps import get_context
 from ..problems import hide_paths
@@ -27,28 +27,16 @@ def health(ctx: Annotated[Context, Depends(get_context)]) -> JSONResponse:
     settings = ctx.settings
     body: dict[str, Any] = {"status": "ok", "version": __version__}
     headers: dict[str, str] = {}
-    try:
-        db = ctx.store.health(timeout=1.0)
-        if db.get("ok"):
-            body["database"] = {"ok": True, **ctx.store.server_info(), "replicas": db.get("replicas", [])}
-        else:
-            primary = db.get("primary") or {}
-            body["database"] = {"ok": False, "error": primary.get("error") or "the database does not answer",
-                                "replicas": db.get("replicas", [])}
-    except KaynakError as err:
-        body["database"] = {"ok": False, "error": err.message}
-        if err.retry_after:
-            headers["Retry-After"] = str(err.retry_after)
-    if not body["database"]["ok"]:
+    database = ctx.database_status(timeout=1.0)
+    retry_after = database.pop("retry_after", None)
+    if retry_after:
+        headers["Retry-After"] = str(retry_after)
+    body["database"] = database
+    if not database["ok"]:
         body["status"] = "unavailable"
         headers.setdefault("Retry-After", str(DatabaseUnavailable.retry_after or 2))
-    model: dict[str, Any] = {"name": settings.embedder}
-    try:
-        from kaynak.embeddings import embedder_dim
-
-        model.update(ok=True, dim=embedder_dim(settings.embedder))
-    except KaynakError as err:
-        model.update(ok=False, error=err.message)
+    model = ctx.model_status()
+    if not model["ok"]:
         body["status"] = "unavailable"
     model["reranker"] = settings.reranker
     body["model"] = model
