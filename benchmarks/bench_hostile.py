@@ -1,4 +1,4 @@
-"""Search latency while hostile files are uploaded, beside the latency without them (issue 12).
+"""Search latency while hostile files are uploaded, beside the latency without them.
 
 Starts ``kaynak serve``'s app with uvicorn on a loopback port (an embedded PostgreSQL in a temporary data folder,
 or KAYNAK_DATABASE_URL), ingests ``samples/``, then for the same number of seconds each:

@@ -1,4 +1,4 @@
-"""Benchmark: ingest throughput with 1 and 2 parse workers, in the same run (issue 11).
+"""Benchmark: ingest throughput with 1 and 2 parse workers, in the same run.
 
 For each worker count, alternating ``--repeat`` times so that drifting load from other processes falls on both:
 

@@ -1,4 +1,4 @@
-"""Benchmark: how fast a watched collection follows a change, and what an idle watcher costs (issue 19).
+"""Benchmark: how fast a watched collection follows a change, and what an idle watcher costs.
 
 In a throwaway embedded database (hash embedder), a folder of ``--files`` small Markdown files is ingested, then:
 
