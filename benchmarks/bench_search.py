@@ -701,17 +701,53 @@ def lancedb_queries(tbl: Any, queries: list[str], qvecs: np.ndarray, rows: dict[
     return rows
 
 
+PRUNED = {"new (kaynak_bm25_topk)": True, "MaxScore (migration 6)": "maxscore"}
+
+
 def check_pruned(store: Store, col: Collection, lexemes: list[list[str]], k: int = 40) -> int:
-    """Pruned and full BM25 give the same top k (scores to 1e-12; ids equal up to exact ties) on every query."""
+    """Both pruned functions give full BM25's top k (scores to 1e-12; ids equal up to exact ties) on every query."""
     for lx in lexemes:
         full = store.keyword_search([col], None, k + 50, lexemes=lx, pruned=False)
-        pruned = store.keyword_search([col], None, k, lexemes=lx, pruned=True)
         full_score = dict(full)
-        assert len(pruned) == len(full[:k]), lx
-        for (cid, score), (_, expected) in zip(pruned, full, strict=False):
-            assert math.isclose(score, expected, rel_tol=1e-12), (lx, score, expected)
-            assert math.isclose(full_score.get(cid, -1.0), score, rel_tol=1e-12), (lx, cid)
+        for how in PRUNED.values():
+            pruned = store.keyword_search([col], None, k, lexemes=lx, pruned=how)
+            assert len(pruned) == len(full[:k]), lx
+            for (cid, score), (_, expected) in zip(pruned, full, strict=False):
+                assert math.isclose(score, expected, rel_tol=1e-12), (how, lx, score, expected)
+                assert math.isclose(full_score.get(cid, -1.0), score, rel_tol=1e-12), (how, lx, cid)
     return len(lexemes)
+
+
+def backend_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a (local) PostgreSQL backend process, from /proc; None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def keyword_legs(col: Collection, lexemes: list[list[str]], filters: SearchFilters | None = None) -> list[tuple]:
+    """The keyword leg alone (top 40) by the three BM25 paths, interleaved query by query on one connection:
+    (label, seconds per query, backend CPU ms per query or None). CPU time is what the database itself spent,
+    which a loaded machine inflates far less than wall time."""
+    variants = {**PRUNED, "old full (every posting)": False}
+    url = os.environ.get("KAYNAK_DATABASE_URL") or embedded_uri(DB_DIR)
+    with Store(url, pool_size=1) as one:
+        with one._conn() as conn:
+            pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        times: dict[str, list[float]] = {label: [] for label in variants}
+        cpu: dict[str, float] = dict.fromkeys(variants, 0.0)
+        for lx in lexemes:
+            for label, how in variants.items():
+                c0, t0 = backend_cpu_s(pid), time.perf_counter()
+                one.keyword_search([col], None, 40, filters=filters, lexemes=lx, pruned=how)
+                times[label].append(time.perf_counter() - t0)
+                c1 = backend_cpu_s(pid)
+                cpu[label] += (c1 - c0) if c0 is not None and c1 is not None else float("nan")
+    suffix = ", 1 % filter" if filters else ""
+    return [(f"  keyword leg, BM25 {label}{suffix} (top 40)", times[label],
+             None if math.isnan(cpu[label]) else round(cpu[label] * 1000 / len(lexemes), 2)) for label in variants]
 
 
 def scale(args: argparse.Namespace) -> None:
@@ -788,15 +824,15 @@ def scale(args: argparse.Namespace) -> None:
 
         rows.append(("  vector leg, 1 % filter (top 40)", [timed(lambda v=v: filtered(v)) for v in qvecs]))
         report["1 % filter: mean hits of 40"] = round(statistics.fmean(got), 2)
-    for pruned, label in ((True, "pruned"), (False, "old full")):
-        rows.append((f"  keyword leg (BM25 {label}, top 40)",
-                     [timed(lambda lx=lx, p=pruned: store.keyword_search([col], None, 40, lexemes=lx, pruned=p))
-                      for lx in lexemes]))
-    rows.append(("  keyword leg, 1 % filter (top 40)",
-                 [timed(lambda lx=lx: store.keyword_search([col], None, 40, filters=one_pct, lexemes=lx))
-                  for lx in lexemes]))
+    cpu_ms: dict[str, float | None] = {}
+    for label, times, cpu in keyword_legs(col, lexemes) + keyword_legs(col, lexemes, one_pct):
+        rows.append((label, times))
+        cpu_ms[label.strip()] = cpu
+        print(f"  {label}: p50 {pct(times, 50):.1f} p95 {pct(times, 95):.1f} cpu {cpu} ms", file=sys.stderr)
+    report["keyword leg backend CPU ms/query"] = cpu_ms
     report["pruned equals full (claims, k 40)"] = check_pruned(store, col, lexemes[: args.check])
     report["latency"] = {label.strip(): (round(pct(t, 50), 1), round(pct(t, 95), 1)) for label, t in rows}
+    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if args.text_only:
         args.recall = args.rest = 0
         args.lancedb = False

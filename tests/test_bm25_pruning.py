@@ -1,14 +1,18 @@
-"""Pruned BM25 (kaynak_bm25_top, MaxScore over lexeme_stats) returns the same top k and scores as full BM25.
+"""Pruned BM25 returns the same top k and scores as full BM25 (same ids, scores to 1e-12).
 
-On the development sets (SciFact abstracts cut into chunks, XQuAD Turkish and English paragraphs), with their
-real queries, with filters, across collections, and after replaces and deletes; plus the statistics themselves:
-``df`` equals the postings' count for every lexeme, and ``max_tf`` / ``min_dl`` bound them.
+Both pruned functions are checked — ``kaynak_bm25_topk`` (migration 9, shipped) and ``kaynak_bm25_top``
+(migration 6, MaxScore as first built) — on the development sets (SciFact abstracts cut into chunks, XQuAD
+Turkish and English paragraphs) with their real queries, with filters, across collections, and after replaces
+and deletes; on random collections (skewed term frequencies, repeated words, short and long chunks, duplicated
+chunks) with random queries, before and after replaces and deletes; plus the statistics themselves: ``df`` equals
+the postings' count for every lexeme, and ``max_tf`` / ``min_dl`` bound them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,7 +58,10 @@ def put_doc(store: Store, col: Collection, source: str, texts: list[str], sha: s
     store.replace_document(col, source, sha or uuid.uuid4().hex, source, {}, [Page(1, page)], chunks, None)
 
 
-def assert_same(store: Store, cols: list[Collection], queries: list[str], k: int, **kw) -> int:
+PRUNED = [True, "maxscore"]  # migration 9's function (shipped), migration 6's
+
+
+def assert_same(store: Store, cols: list[Collection], queries: list[str | list[str]], k: int, **kw) -> int:
     """Pruned and full BM25 agree on every query; returns how many queries had hits.
 
     Same scores position by position (to 1e-12: the two paths add the same float8 term scores in different
@@ -64,14 +71,16 @@ def assert_same(store: Store, cols: list[Collection], queries: list[str], k: int
     """
     with_hits = 0
     for q in queries:
-        full = store.keyword_search(cols, q, k + 50, "bm25", pruned=False, **kw)
-        pruned = store.keyword_search(cols, q, k, "bm25", pruned=True, **kw)
-        assert len(pruned) == len(full[:k]), q
-        full_score = dict(full)
-        for (cid, score), (_, expected) in zip(pruned, full, strict=False):
-            assert math.isclose(score, expected, rel_tol=1e-12), (q, score, expected)
-            assert cid in full_score and math.isclose(score, full_score[cid], rel_tol=1e-12), (q, cid)
-        assert len({c for c, _ in pruned}) == len(pruned), q
+        text, lexemes = (None, q) if isinstance(q, list) else (q, None)
+        full = store.keyword_search(cols, text, k + 50, "bm25", pruned=False, lexemes=lexemes, **kw)
+        for how in PRUNED:
+            pruned = store.keyword_search(cols, text, k, "bm25", pruned=how, lexemes=lexemes, **kw)
+            assert len(pruned) == len(full[:k]), (how, q)
+            full_score = dict(full)
+            for (cid, score), (_, expected) in zip(pruned, full, strict=False):
+                assert math.isclose(score, expected, rel_tol=1e-12), (how, q, score, expected)
+                assert cid in full_score and math.isclose(score, full_score[cid], rel_tol=1e-12), (how, q, cid)
+            assert len({c for c, _ in pruned}) == len(pruned), (how, q)
         with_hits += bool(full)
     return with_hits
 
@@ -88,7 +97,12 @@ def stats_are_exact(store: Store, col: Collection) -> None:
             """,
             (col.id, col.id),
         ).fetchone()[0]
+        counted = conn.execute("SELECT documents, chunks, tokens FROM collection_stats WHERE collection_id = %s",
+                               (col.id,)).fetchone()
+        summed = conn.execute("SELECT count(*), coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0) "
+                              "FROM documents WHERE collection_id = %s", (col.id,)).fetchone()
     assert wrong == 0
+    assert counted == summed  # collection_stats (migration 8): N and avgdl of the pruned BM25
 
 
 @pytest.fixture(autouse=True)
@@ -174,6 +188,7 @@ def test_statistics_stay_exact_after_replace_and_delete(store: Store) -> None:
         store.delete_collection(col.name)
     with store._conn() as conn:
         left = conn.execute("SELECT count(*) FROM lexeme_stats WHERE collection_id = %s", (col.id,)).fetchone()[0]
+        left += conn.execute("SELECT count(*) FROM collection_stats WHERE collection_id = %s", (col.id,)).fetchone()[0]
     assert left == 0
 
 
@@ -182,9 +197,46 @@ def test_pruned_handles_unknown_and_repeated_terms(store: Store, unique_name: st
     try:
         put_doc(store, col, "a.txt", ["protein kinase inhibitor", "protein diet", "diet study"])
         assert store.keyword_search([col], "zebra", pruned=True) == []
-        assert store.keyword_search([col], lexemes=["protein", "protein", "kinas"], pruned=True) == (
-            store.keyword_search([col], lexemes=["protein", "kinas"], pruned=False)
-        )
+        assert store.keyword_search([col], "zebra", pruned="maxscore") == []
+        assert assert_same(store, [col], [["protein", "protein", "kinas"], ["protein", "kinas"]], 3) == 2
+        with pytest.raises(ValueError):
+            store.keyword_search([col], "protein", pruned="fastest")
         assert assert_same(store, [col], ["protein", "diet protein", "kinase diet study", "the of"], 1) == 3
     finally:
         store.delete_collection(unique_name)
+
+
+def random_chunks(rng: random.Random, vocabulary: list[str], n: int) -> list[str]:
+    """Chunks of 1–120 words drawn with Zipf-like weights (common words repeat within a chunk, so tf > 1)."""
+    weights = [1 / (i + 1) ** 1.1 for i in range(len(vocabulary))]
+    out = []
+    for _ in range(n):
+        length = rng.choice([1, 2, 5, 12, 30, 60, 120]) + rng.randrange(5)
+        out.append(" ".join(rng.choices(vocabulary, weights, k=length)))
+    return out
+
+
+def test_pruned_equals_full_on_random_collections(store: Store) -> None:
+    """Random collections and random queries (2–12 terms, rare and common mixed, some unknown), k from 1 to 60,
+    then a third of the documents replaced with others and a quarter deleted: same top k, same scores."""
+    rng = random.Random(14)
+    vocabulary = [f"w{i}x" for i in range(400)]  # words the English stemmer leaves as they are
+    col = store.create_collection("prune_rnd_" + uuid.uuid4().hex[:8], "simple", "hash", 8)
+    try:
+        docs = {f"d{i}.txt": random_chunks(rng, vocabulary, rng.randrange(1, 12)) for i in range(300)}
+        for i, (source, texts) in enumerate(docs.items()):
+            put_doc(store, col, source, texts + (docs["d0.txt"] if i % 10 == 0 else []))  # duplicated chunks tie
+        queries = [rng.sample(vocabulary[:40], rng.randrange(1, 4)) + rng.sample(vocabulary, rng.randrange(1, 9))
+                   + (["nowordx"] if rng.random() < 0.2 else []) for _ in range(60)]
+        for k in (1, 10, 60):
+            assert assert_same(store, [col], queries, k) > 50
+        for source in list(docs)[:100]:
+            put_doc(store, col, source, random_chunks(rng, vocabulary, rng.randrange(1, 8)))
+        for source in list(docs)[100:175]:
+            assert store.delete_document(col, source)
+        stats_are_exact(store, col)
+        for k in (1, 10, 60):
+            assert assert_same(store, [col], queries, k) > 50
+        assert assert_same(store, [col], queries[:20], 10, filters=SearchFilters(source_prefix="d2")) > 10
+    finally:
+        store.delete_collection(col.name)

@@ -22,6 +22,9 @@ from kaynak.store.base import StoreBase, like_escape
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
+# ``keyword_search(pruned=…)`` → the SQL function that ranks: migration 9's (shipped) or migration 6's (kept for
+# the side-by-side benchmark).
+BM25_FUNCTIONS: dict[bool | str, str] = {True: "kaynak_bm25_topk", "maxscore": "kaynak_bm25_top"}
 
 
 @dataclass
@@ -125,14 +128,17 @@ class RetrievalMixin(StoreBase):
             ) t ORDER BY dist
             """
         ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
-        with self._conn() as conn, conn.transaction():
-            conn.execute(  # one round trip for the three settings
-                sql.SQL(
-                    "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-                    "SET LOCAL hnsw.max_scan_tuples = 50000"
-                ).format(sql.Literal(max(ef_search, k)))
-            )
-            rows = conn.execute(query, [vec, *params, vec, k]).fetchall()
+        with self._conn() as conn:
+            # One round trip: BEGIN, the three settings, the search and COMMIT go out as one pipeline.
+            with conn.pipeline(), conn.transaction():
+                conn.execute(  # SET LOCAL, as one statement (a pipeline sends no multi-command strings)
+                    "SELECT set_config('hnsw.ef_search', %s, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.max_scan_tuples', '50000', true)",
+                    (str(max(ef_search, k)),),
+                )
+                cur = conn.execute(query, [vec, *params, vec, k])
+            rows = cur.fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def query_lexemes(self, language: str, text: str, limit: int = MAX_QUERY_LEXEMES) -> list[str]:
@@ -161,9 +167,9 @@ class RetrievalMixin(StoreBase):
         with self._conn() as conn:
             return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
 
-    # kaynak_bm25_top's (min_postings, seed_postings, split): below min_postings in all a query is summed plainly;
-    # the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum below
-    # split · θ. Tests lower the first two to exercise pruning on small sets.
+    # The pruned BM25 functions' (min_postings, seed_postings, split): below min_postings in all a query is summed
+    # plainly; the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum
+    # below split · θ. Tests lower the first two to exercise pruning on small sets.
     bm25_prune_limits: tuple[int, int, float] = (8000, 2000, 0.5)
 
     def keyword_search(
@@ -177,15 +183,16 @@ class RetrievalMixin(StoreBase):
         b: float = 0.4,
         *,
         lexemes: Sequence[str] | None = None,
-        pruned: bool = True,
+        pruned: bool | str = True,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
 
         ``lexemes`` (already stemmed, e.g. a search plan's) spare stemming ``query`` again.
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
         ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)). ``pruned`` (default) runs
-        ``kaynak_bm25_top`` (MaxScore over ``lexeme_stats``; docs/adr/0012-bm25-pruning.md), which returns the
-        same top k and scores as summing every posting of every term (``pruned=False``, the first path).
+        ``kaynak_bm25_topk`` (MaxScore over ``lexeme_stats``, docs/adr/0012-bm25-pruning.md, with the per-posting
+        work of docs/adr/0020-bm25-leg.md), which returns the same top k and scores as summing every posting of
+        every term (``pruned=False``, the reference); ``pruned="maxscore"`` runs migration 6's version of it.
         """
         if not collections:
             return []
@@ -200,42 +207,9 @@ class RetrievalMixin(StoreBase):
             return []
         ids = [c.id for c in collections]
         if ranking == "bm25" and pruned:
-            docs, params = self._filter_documents_sql(ids, filters)
-            query_sql = sql.SQL(
-                """
-                SELECT t.chunk_id, t.score
-                FROM unnest(%s::bigint[]) AS c(id),
-                     LATERAL kaynak_bm25_top(
-                         c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
-                     ) t
-                ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
-                """
-            ).format(docs=docs)
-            args: list[Any] = [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
+            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned)
         elif ranking == "bm25":
-            cond, params = self._filter_sql(ids, filters)
-            query_sql = sql.SQL(
-                """
-                WITH p AS MATERIALIZED (
-                    SELECT collection_id, lexeme, chunk_id COLLATE "C" AS chunk_id, document_id, tf, dl
-                    FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
-                ),
-                df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
-                st AS (
-                    SELECT collection_id, sum(chunk_count)::float8 AS n,
-                           greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
-                    FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
-                )
-                SELECT p.chunk_id,
-                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                           * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
-                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
-                WHERE {cond}
-                GROUP BY p.chunk_id
-                ORDER BY score DESC, p.chunk_id LIMIT %s
-                """
-            ).format(cond=cond)
-            args = [ids, lexemes, ids, k1, k1, b, b, *params, k]
+            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters)
         elif ranking == "ts_rank_cd":
             cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(
@@ -252,6 +226,54 @@ class RetrievalMixin(StoreBase):
         with self._conn() as conn:
             rows = conn.execute(query_sql, args).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def _bm25_pruned_sql(
+        self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None,
+        pruned: bool | str,
+    ) -> tuple[sql.Composable, list[Any]]:
+        """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path)."""
+        if pruned not in BM25_FUNCTIONS:
+            raise ValueError(f"pruned must be True, False or 'maxscore', not {pruned!r}")
+        docs, params = self._filter_documents_sql(ids, filters)
+        query_sql = sql.SQL(
+            """
+            SELECT t.chunk_id, t.score
+            FROM unnest(%s::bigint[]) AS c(id),
+                 LATERAL {fn}(
+                     c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
+                 ) t
+            ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
+            """
+        ).format(fn=sql.Identifier(BM25_FUNCTIONS[pruned]), docs=docs)
+        return query_sql, [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
+
+    def _bm25_full_sql(
+        self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None
+    ) -> tuple[sql.Composable, list[Any]]:
+        """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
+        cond, params = self._filter_sql(ids, filters)
+        query_sql = sql.SQL(
+            """
+            WITH p AS MATERIALIZED (
+                SELECT collection_id, lexeme, chunk_id COLLATE "C" AS chunk_id, document_id, tf, dl
+                FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
+            ),
+            df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
+            st AS (
+                SELECT collection_id, sum(chunk_count)::float8 AS n,
+                       greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
+                FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
+            )
+            SELECT p.chunk_id,
+                   sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                       * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+            FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+            WHERE {cond}
+            GROUP BY p.chunk_id
+            ORDER BY score DESC, p.chunk_id LIMIT %s
+            """
+        ).format(cond=cond)
+        return query_sql, [ids, lexemes, ids, k1, k1, b, b, *params, k]
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
         """lexeme → (df, max tf, min length) from ``lexeme_stats`` (what BM25 pruning bounds each term with)."""

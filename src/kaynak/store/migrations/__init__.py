@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 import psycopg
 
-from kaynak.store.migrations.bm25_pruning import m5_lexeme_stats, m6_pruned_bm25
+from kaynak.store.migrations.bm25_pruning import (
+    m5_lexeme_stats,
+    m6_pruned_bm25,
+    m8_collection_stats,
+    m9_bm25_topk,
+)
 from kaynak.store.migrations.document_context import m10_header_terms, m11_document_language
 from kaynak.store.migrations.ingest_outcomes import m3_document_warnings_origin, m4_ingest_failures
 from kaynak.store.migrations.sync_sources import m7_sync_sources
@@ -130,6 +135,8 @@ MIGRATIONS: list[Migration] = [
     Migration(5, "lexeme_stats kept by triggers on postings (df, max tf, min length per lexeme)", m5_lexeme_stats),
     Migration(6, "kaynak_bm25_top: exact BM25 top k with MaxScore pruning", m6_pruned_bm25),
     Migration(7, "collection_sources, documents.file_size/file_mtime_ns, sync_watchers (issue 19)", m7_sync_sources),
+    Migration(8, "collection_stats: documents, chunks and tokens per collection", m8_collection_stats),
+    Migration(9, "kaynak_bm25_topk: pruned BM25 with per-term constants over collection_stats", m9_bm25_topk),
     Migration(10, "postings carry each chunk's document title terms: kaynak_header_tsv (issue 17)", m10_header_terms),
     Migration(11, "documents.language detected from the text (issue 17)", m11_document_language),
 ]
