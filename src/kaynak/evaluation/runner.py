@@ -27,6 +27,7 @@ from kaynak.errors import CollectionNotFound, KaynakError, UsageError
 from kaynak.evaluation import metrics as M
 from kaynak.evaluation.datasets import BeirDataset, Question
 from kaynak.types import LANGUAGES, LoadedDocument, Page
+from kaynak.vocabulary import KEYWORD_RANKINGS, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.context import Context
@@ -34,8 +35,10 @@ if TYPE_CHECKING:
     from kaynak.types import Collection, Hit
 
 SEARCH_K = 100  # the search service caps k at 100; Recall@100 needs all of them
-BASE_MODES = ("keyword", "vector", "hybrid")
-RANKINGS = ("bm25", "ts_rank_cd")
+# The modes a report can compare: every search mode but auto (it picks one of the others), each keyword ranking.
+BASE_MODES = tuple(m.value for m in SearchMode if m is not SearchMode.AUTO)
+RANKINGS = KEYWORD_RANKINGS
+_MODE_RE = re.compile(rf"({'|'.join(BASE_MODES)})(?:-({'|'.join(RANKINGS)}))?(\+rerank)?")
 DEFAULT_MODES = ("keyword", "keyword-ts_rank_cd", "vector", "hybrid", "hybrid+rerank")
 
 Progress = Callable[[str], None]
@@ -69,7 +72,7 @@ def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reran
     specs: list[ModeSpec] = []
     seen: set[tuple[str, str | None, bool]] = set()
     for item in items:
-        m = re.fullmatch(r"(keyword|vector|hybrid)(?:-(bm25|ts_rank_cd))?(\+rerank)?", item)
+        m = _MODE_RE.fullmatch(item)
         if m is None:
             raise UsageError(
                 f"unknown mode {item!r}; use keyword, vector or hybrid, optionally -bm25 / -ts_rank_cd and +rerank "
