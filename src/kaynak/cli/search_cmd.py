@@ -15,7 +15,8 @@ from rich.text import Text
 
 from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
 from kaynak.rules import parse_collections
-from kaynak.search import MAX_K, MODES, RANKINGS, parse_metadata_pairs
+from kaynak.search import parse_metadata_pairs
+from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
 
 @app.command()
@@ -27,10 +28,11 @@ def search(
             "--collection", "-c", help="Collection to search (repeatable; '*' = all). Default: the configured one."
         ),
     ] = None,
-    mode: Annotated[str, typer.Option(help=f"{' | '.join(MODES)}")] = "auto",
+    mode: Annotated[str, typer.Option(help=f"{' | '.join(SEARCH_MODES)}")] = "auto",
     k: Annotated[int, typer.Option("-k", "--k", help=f"Number of hits (1–{MAX_K}).")] = 10,
     ranking: Annotated[
-        str | None, typer.Option("--ranking", help=f"Keyword ranking: {' | '.join(RANKINGS)} (default: setting).")
+        str | None,
+        typer.Option("--ranking", help=f"Keyword ranking: {' | '.join(KEYWORD_RANKINGS)} (default: setting)."),
     ] = None,
     rerank: Annotated[
         bool | None, typer.Option("--rerank/--no-rerank", help="Rerank the top hits (default: when configured).")
