@@ -116,8 +116,8 @@ def _m1_initial(conn: psycopg.Connection) -> None:
 
 def _m2_covering_postings(conn: psycopg.Connection) -> None:
     # BM25 reads every posting of every query term. With the term frequency, length and document id inside the
-    # primary key's index, that is an index-only scan instead of one random heap read per posting (measured at
-    # 100,000 chunks: BM25 leg p50 228 ms → 106 ms; docs/adr/0005).
+    # primary key's index, that is an index-only scan instead of one random heap read per posting (measured in
+    # docs/adr/0005).
     conn.execute(
         """
         ALTER TABLE postings DROP CONSTRAINT postings_pkey;
