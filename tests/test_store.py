@@ -22,7 +22,7 @@ from kaynak.errors import (
 )
 from kaynak.store import SearchFilters, Store, chunk_id, migrations
 from kaynak.store.server import check_connection, embedded_uri
-from kaynak.store.store import glob_to_like, tsquery_literal
+from kaynak.store.store import tsquery_literal
 from kaynak.text import tr_lower
 from kaynak.types import Chunk, Page
 
@@ -273,8 +273,6 @@ def test_vector_dimension_mismatch(store: Store, unique_name: str) -> None:
 
 
 def test_helpers() -> None:
-    assert glob_to_like("docs/*.pdf") == "docs/%.pdf"
-    assert glob_to_like("a_b?**") == "a\\_b_%"
     assert tsquery_literal(["a'b", "c\\d"]) == "'a''b' | 'c\\\\d'"
 
 

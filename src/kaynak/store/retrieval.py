@@ -39,24 +39,6 @@ class SearchFilters:
         return not (self.source_prefix or self.source_glob or self.metadata)
 
 
-def glob_to_like(pattern: str) -> str:
-    """``docs/*.pdf`` → ``docs/%.pdf`` (``*`` and ``**`` match any run, ``?`` one character)."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "*":
-            while i + 1 < len(pattern) and pattern[i + 1] == "*":
-                i += 1
-            out.append("%")
-        elif ch == "?":
-            out.append("_")
-        else:
-            out.append(like_escape(ch))
-        i += 1
-    return "".join(out)
-
-
 def tsquery_literal(lexemes: Sequence[str]) -> str:
     """An OR tsquery of already-normalised lexemes: 'a' | 'b' | 'c' (quoted, so any character is text)."""
     quoted = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes]

@@ -21,13 +21,13 @@ from psycopg_pool import ConnectionPool
 from kaynak.store import migrations
 from kaynak.store.catalogue import CatalogueMixin
 from kaynak.store.connections import Database, map_errors
-from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, glob_to_like, tsquery_literal
+from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, tsquery_literal
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
 from kaynak.store.sync_state import SyncStateMixin
 from kaynak.store.writes import WritesMixin, chunk_id
 from kaynak.vocabulary import LANGUAGES
 
-__all__ = ["MAX_QUERY_LEXEMES", "SearchFilters", "Store", "chunk_id", "glob_to_like", "tsquery_literal"]
+__all__ = ["MAX_QUERY_LEXEMES", "SearchFilters", "Store", "chunk_id", "tsquery_literal"]
 
 
 class Store(CatalogueMixin, WritesMixin, RetrievalMixin, SyncStateMixin):
