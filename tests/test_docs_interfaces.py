@@ -97,7 +97,8 @@ def own_database(database_url: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def client(data_dir: Path, own_database: str) -> Iterator[TestClient]:
+def client(tmp_path_factory: pytest.TempPathFactory, own_database: str) -> Iterator[TestClient]:
+    data_dir = tmp_path_factory.mktemp("docs-data")  # its own uploads folder too
     ctx = Context(load_settings(data_dir=data_dir, database_url=own_database, embedder="hash", api_token=TOKEN))
     try:
         with TestClient(create_app(ctx), base_url="http://127.0.0.1:8765") as c:
