@@ -207,14 +207,18 @@ def cross_validate(
 
 
 def tune(names: Sequence[str], keyword: str, top: int) -> dict[str, Any]:
+    """Every configuration on every set; cross-validated among those the service runs (the keyword leg's weight
+    always × coverage, ADR 0005); the others are printed for comparison."""
     sets = [Scored(CACHE / f"{n}.json") for n in names]
     legs = {s.name: {"vector": s.leg("vector"), "keyword": s.leg(keyword)} for s in sets}
     best_leg = {n: max(v.values()) for n, v in legs.items()}
     scores = table(sets, grid(keyword))
-    cv = cross_validate(sets, scores, best_leg)
+    cv = cross_validate(sets, {c: v for c, v in scores.items() if c.coverage}, best_leg)
     ranked = sorted(scores, key=lambda c: -min(scores[c][n] - best_leg[n] for n in best_leg))
+    chosen = next(c for c in ranked if c.coverage)
     return {"legs": legs, "cv": cv, "top": [(c.label(), scores[c]) for c in ranked[:top]],
-            "named": {c.label(): scores[c] for c in scores if _named(c)}}
+            "named": {c.label(): scores[c] for c in scores if _named(c)},
+            "chosen": (chosen.label(), scores[chosen])}
 
 
 def _named(c: Config) -> bool:
@@ -230,6 +234,9 @@ def print_tune(result: Mapping[str, Any]) -> None:
         print(f"| {leg} leg | " + " | ".join(f"{result['legs'][n][leg]:.4f}" for n in names) + " |")
     for label, sc in list(result["named"].items()) + list(result["top"]):
         print(f"| {label} | " + " | ".join(f"{sc[n]:.4f}" for n in names) + " |")
+    label, sc = result["chosen"]
+    print(f"\nchosen on all sets (best worst-case gain over the better leg): {label}: "
+          + ", ".join(f"{n} {sc[n]:.4f} ({sc[n] - max(result['legs'][n].values()):+.4f})" for n in names))
     print("\nleave-one-set-out:")
     print("| held out | chosen on the others | min gain (train) | held-out nDCG@10 | better leg | gain |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -169,10 +169,14 @@ def test_auto_mode_decisions(store: Store, corpus: dict[str, Collection]) -> Non
     assert svc.plan("worn seals", corpus["bare"].name, mode="auto").mode == "keyword"
     hits = svc.search("E11000", k=3)
     assert "E11000" in hits[0].quote.text and hits[0].scores["keyword_rank"] == 1
+    alpha = svc.settings.fusion_alpha  # convex fusion (default): keyword alpha × coverage, vector 1 − alpha
     same = svc.plan("worn seals leak under pressure")
-    assert same.keyword_coverage == 1.0 and same.weights["keyword"] == 1.0
+    assert same.keyword_coverage == 1.0 and same.weights == pytest.approx({"vector": 1 - alpha, "keyword": alpha})
     cross = svc.plan("pompanın contaları basınç altında sızdırır mı pressure")
-    assert 0 < cross.keyword_coverage < 0.5 and cross.weights["keyword"] == pytest.approx(cross.keyword_coverage)
+    assert 0 < cross.keyword_coverage < 0.5
+    assert cross.weights["keyword"] == pytest.approx(alpha * cross.keyword_coverage)
+    rrf = make_service(store, corpus["en"].name, fusion="rrf").plan("pompanın contaları basınç altında sızdırır mı")
+    assert rrf.weights == pytest.approx({"vector": 1.0, "keyword": rrf.keyword_coverage})
     unknown = svc.plan("zebra giraffe")
     assert unknown.keyword_coverage == 0 and svc.search("zebra giraffe", mode="hybrid", k=2)
     assert is_identifier_like("hnsw.ef_search") and is_identifier_like("RFC-9457") and is_identifier_like("2024")

@@ -104,10 +104,10 @@ class Settings(BaseSettings):
         default=True, description="Exact BM25 top k with MaxScore pruning; false = sum every posting (ADR 0012)."
     )
     fusion: Literal["rrf", "convex"] = Field(
-        default="rrf", description="How hybrid merges its legs: rrf, or convex (normalised scores; ADR 0017)."
+        default="convex", description="How hybrid merges its legs: convex (normalised scores) or rrf (ADR 0017)."
     )
     fusion_alpha: float = Field(
-        default=0.5, ge=0, le=1, description="convex fusion: the keyword leg's share (the vector leg gets the rest)."
+        default=0.05, ge=0, le=1, description="convex fusion: the keyword leg's share (the vector leg gets the rest)."
     )
     fusion_normalization: Literal["tmm", "minmax"] = Field(
         default="tmm", description="convex fusion: scores normalised from the theoretical minimum (tmm) or min-max."
