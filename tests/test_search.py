@@ -21,7 +21,7 @@ from kaynak.errors import (
     KaynakError,
 )
 from kaynak.quotes import MAX_QUOTE_CHARS
-from kaynak.search import SearchService, is_identifier_like, is_quoted
+from kaynak.search import SearchService, is_identifier_like, is_quoted, query_language
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
 from kaynak.vocabulary import MAX_QUERY_CHARS
@@ -487,3 +487,12 @@ def test_chunks_remember_their_document_title(store: Store) -> None:
         assert lang[0] == "turkish"
     finally:
         store.delete_collection(col.name)
+
+
+def test_query_language(store: Store, corpus: dict[str, Collection]) -> None:
+    assert query_language("Kat malikleri kurulu ne zaman toplanır?") == "turkish"
+    assert query_language("Which NFL team won Super Bowl 50?") == "english"
+    assert query_language("E11000") is None and query_language("Madde 27") is None
+    svc = make_service(store, corpus["en"].name)
+    assert svc.plan("pompanın contaları basınç altında sızdırır mı").query_language == "turkish"
+    assert svc.plan("worn seals leak under the pressure").query_language == "english"

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, InvalidQuery
 from kaynak.fusion import Fused, fuse
+from kaynak.langdetect import detect_language
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.rules import check_filter_value, check_query_length
 from kaynak.staleness import stale_chunks
@@ -82,6 +83,7 @@ class SearchPlan:
     query_lexemes: dict[str, list[str]] = field(default_factory=dict)  # language → lexemes
     embedded: set[int] = field(default_factory=set)  # collection ids that have embeddings
     keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
+    query_language: str | None = None  # turkish | english | None (kaynak.langdetect; documents.language likewise)
 
 
 class SearchResults(list[Hit]):
@@ -135,6 +137,12 @@ def is_identifier_like(query: str) -> bool:
 
 def is_quoted(query: str) -> bool:
     return bool(_QUOTED.match(query))
+
+
+def query_language(query: str) -> str | None:
+    """The query's language (``turkish``, ``english``) from its words, or None when they do not tell (names,
+    numbers, identifiers). The same detector as documents.language, asking for less evidence: queries are short."""
+    return detect_language(query, min_evidence=1, min_share=0.6)
 
 
 class SearchService:
@@ -248,7 +256,7 @@ class SearchService:
         embedded = self._embedded(cols) if mode in ("auto", "hybrid", "vector") else set()
 
         def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
-            return SearchPlan(cols, mode, weights, reason, qlex, embedded, coverage)
+            return SearchPlan(cols, mode, weights, reason, qlex, embedded, coverage, query_language(text))
 
         if mode != "auto":
             return plan(mode, f"mode {mode} requested")
