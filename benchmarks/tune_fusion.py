@@ -47,6 +47,7 @@ SETS: dict[str, tuple[str, str | None, str | None, int | None, int | None]] = {
 }
 
 Legs = dict[str, list[tuple[str, float]]]
+QUESTIONS = Path(__file__).parent / "docqa" / "questions.jsonl"  # `docqa`: questions about ../shared/data/docs
 
 
 # ---------------------------------------------------------------------- collect (searches, once per leg)
@@ -98,6 +99,41 @@ def _run_legs(
         if i % 100 == 0:
             progress(f"  {i}/{len(texts)} queries, {time.perf_counter() - t0:.0f} s")
     return out
+
+
+def collect_questions(collection: str, progress: Callable[[str], None]) -> Path:
+    """``docqa``: every question of benchmarks/docqa once per leg against an ingested collection (mixed
+    languages), saved with each chunk's file, page and document language (for hit@k by file)."""
+    from kaynak.context import Context
+    from kaynak.evaluation.datasets import load_questions
+    from kaynak.evaluation.runner import QueryVectorCache
+    from kaynak.search import SearchService
+
+    questions = load_questions(QUESTIONS)
+    ctx = Context()
+    try:
+        caches: dict[str, QueryVectorCache] = {}
+
+        def embedder(n: str) -> Any:
+            return caches.setdefault(n, QueryVectorCache(ctx.embedder(n)))
+
+        service = SearchService(ctx.store, ctx.settings, embedder)
+        out = _run_legs(service, collection, {q.id: q.question for q in questions}, None, progress)
+        ids = sorted({cid for q in out.values() for leg in q["legs"].values() for cid, _ in leg})
+        records = ctx.store.get_chunks(ids)
+        with ctx.store._conn() as conn:
+            lang = dict(conn.execute("SELECT c.id, d.language FROM chunks c JOIN documents d ON d.id = c.document_id "
+                                     "WHERE c.id = ANY(%s)", (ids,)).fetchall())
+    finally:
+        ctx.close()
+    data = {"set": "docqa", "collection": collection, "queries": out,
+            "questions": {q.id: {"source": q.source, "pages": list(q.pages or ([q.page] if q.page else [])),
+                                 "lang": getattr(q, "lang", None)} for q in questions},
+            "chunks": {cid: [r.source, r.page, lang.get(cid)] for cid, r in records.items()}}
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / "docqa.json"
+    path.write_text(json.dumps(data))
+    return path
 
 
 def _save(
@@ -182,6 +218,28 @@ class Scored:
         return self.ndcg(lambda q: [f.id for f in config.fuse(q["legs"], q.get("coverage", 1.0))][:DEPTH])
 
 
+def question_table(configs: Sequence[Config]) -> dict[str, dict[str, tuple[float, float]]]:
+    """docqa: (file hit@1, file hit@5) per question group and in all, for the legs and each configuration."""
+    from kaynak.evaluation.runner import source_matches
+
+    data = json.loads((CACHE / "docqa.json").read_text())
+    chunks, questions = data["chunks"], data["questions"]
+
+    def hits(ranking_of: Callable[[Mapping[str, Any]], Iterable[str]]) -> dict[str, tuple[float, float]]:
+        ranks: dict[str, list[int | None]] = {}
+        for qid, q in data["queries"].items():
+            files = [chunks[c][0] for c in ranking_of(q) if c in chunks][:5]
+            rank = next((i for i, f in enumerate(files, 1) if source_matches(f, questions[qid]["source"])), None)
+            for group in ("all", str(questions[qid]["lang"])):
+                ranks.setdefault(group, []).append(rank)
+        return {g: (M.hit_metrics(r, 5)["hit@1"], M.hit_metrics(r, 5)["hit@5"]) for g, r in ranks.items()}
+
+    out = {leg: hits(lambda q, leg=leg: [c for c, _ in q["legs"].get(leg, [])]) for leg in ("keyword", "vector")}
+    for c in configs:
+        out[c.label()] = hits(lambda q, c=c: [f.id for f in c.fuse(q["legs"], q.get("coverage", 1.0))])
+    return out
+
+
 def table(sets: Sequence[Scored], configs: Sequence[Config]) -> dict[Config, dict[str, float]]:
     return {c: {s.name: s.fused(c) for s in sets} for c in configs}
 
@@ -247,13 +305,22 @@ def print_tune(result: Mapping[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("collect", "tune"))
-    ap.add_argument("sets", nargs="+", choices=sorted(SETS))
+    ap.add_argument("command", choices=("collect", "tune", "questions"))
+    ap.add_argument("sets", nargs="*", choices=sorted(SETS))
     ap.add_argument("--keyword-variant", default=None, help="collect: store the keyword leg as keyword:<name>")
     ap.add_argument("--keyword", default="keyword", help="tune: which keyword leg to fuse (keyword:<name>)")
     ap.add_argument("--top", type=int, default=8, help="tune: how many of the best configurations to print")
     ap.add_argument("--json", type=Path, default=None, help="tune: also write the result here")
+    ap.add_argument("--collection", default=None, help="questions: collect the docqa legs from this collection")
     args = ap.parse_args(argv)
+    if args.command == "questions":  # docqa: collect once (--collection), then score the main configurations
+        if args.collection:
+            collect_questions(args.collection, lambda m: print(m, file=sys.stderr, flush=True))
+        configs = [Config("rrf", 60, 1.0), Config("convex", "tmm", 0.05), Config("convex", "tmm", 0.02, False),
+                   Config("convex", "minmax", 0.4)]
+        for label, groups in question_table(configs).items():
+            print(f"| {label} | " + " | ".join(f"{g} {h1:.3f} / {h5:.3f}" for g, (h1, h5) in sorted(groups.items())))
+        return 0
     if args.command == "collect":
         for name in args.sets:
             path = collect(name, args.keyword_variant, lambda m: print(m, file=sys.stderr, flush=True))
