@@ -240,3 +240,19 @@ def test_pruned_equals_full_on_random_collections(store: Store) -> None:
         assert assert_same(store, [col], queries[:20], 10, filters=SearchFilters(source_prefix="d2")) > 10
     finally:
         store.delete_collection(col.name)
+
+
+def test_collection_stats_leave_no_pending_trigger_events(store: Store, unique_name: str) -> None:
+    """Outside ``replace_document`` the collection_stats trigger runs at once: a transaction that updates
+    documents and then alters the table (what a later migration may do) must not fail on pending events."""
+    col = store.create_collection(unique_name, "english", "hash", 8)
+    try:
+        put_doc(store, col, "a.txt", ["protein kinase", "diet study"])
+        with store._conn() as conn, conn.transaction():
+            conn.execute("UPDATE documents SET token_count = token_count + 1 WHERE collection_id = %s", (col.id,))
+            conn.execute("ALTER TABLE documents ADD COLUMN p14_probe int")
+            conn.execute("ALTER TABLE documents DROP COLUMN p14_probe")
+            conn.execute("UPDATE documents SET token_count = token_count - 1 WHERE collection_id = %s", (col.id,))
+        stats_are_exact(store, col)
+    finally:
+        store.delete_collection(unique_name)

@@ -105,6 +105,7 @@ class WritesMixin(StoreBase):
         size, mtime_ns = file_stat if file_stat is not None else (None, None)
         language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
         with self._conn() as conn, conn.transaction():
+            conn.execute("SET CONSTRAINTS documents_stats DEFERRED")  # collection_stats at commit (migration 8)
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
             )

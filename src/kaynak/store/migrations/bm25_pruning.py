@@ -229,11 +229,14 @@ def m8_collection_stats(conn: psycopg.Connection) -> None:
     """``collection_stats``: per collection the number of documents, chunks and tokens (BM25's N and avgdl).
 
     The pruned BM25 read them by summing ``documents`` on every query — a cost that grows with the number of
-    documents (a folder of 100,000 small files pays it on every search). The sums are kept instead by a deferred
-    row trigger on ``documents``: it runs at commit, so a writer holds the collection's row lock only while it
-    commits (an immediate trigger would hold it from the document's INSERT to the end of the transaction and
-    serialize concurrent ingests into one collection). Integer sums, so equal to summing ``documents`` whenever
-    that is summed; tests compare them after replaces and deletes.
+    documents (a folder of 100,000 small files pays it on every search). The sums are kept instead by a
+    deferrable row trigger on ``documents``, immediate by default; ``replace_document`` defers it (``SET
+    CONSTRAINTS documents_stats DEFERRED``) so that it runs at commit and the writer holds the collection's row
+    lock only while it commits — firing at the document's INSERT would hold it to the end of the transaction and
+    serialize concurrent ingests into one collection. Deferred by default it would leave pending trigger events
+    behind any UPDATE of documents, and a later ``ALTER TABLE documents`` in the same transaction (a migration)
+    would fail. Integer sums, so equal to summing ``documents`` whenever that is summed; tests compare them after
+    replaces and deletes.
     """
     conn.execute(
         """
@@ -278,7 +281,7 @@ def m8_collection_stats(conn: psycopg.Connection) -> None:
             RETURN NULL;
         END $$;
         CREATE CONSTRAINT TRIGGER documents_stats AFTER INSERT OR DELETE OR UPDATE OF chunk_count, token_count
-            ON documents DEFERRABLE INITIALLY DEFERRED
+            ON documents DEFERRABLE INITIALLY IMMEDIATE
             FOR EACH ROW EXECUTE FUNCTION kaynak_document_counted();
         """
     )
