@@ -593,6 +593,105 @@ def recall_table(
     return out
 
 
+def hnsw_recall_real(args: argparse.Namespace) -> None:
+    """recall@10 of HNSW against exact search on a collection of REAL e5 vectors, read-only.
+
+    Connects to ``--url`` directly (no Store: no migrations run, the session is read-only), copies the
+    collection's vectors out, embeds ``--queries`` SciFact queries with kaynak's e5-small, and compares the exact
+    top 10 (numpy, cosine) with HNSW's at each ``--ef`` (the query as ``Store.vector_search`` sends it)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from kaynak.embeddings import get_embedder
+
+    with psycopg.connect(args.url, autocommit=True) as conn:
+        conn.execute("SET default_transaction_read_only = on")
+        register_vector(conn)
+        cid, dim = conn.execute("SELECT id, dim FROM collections WHERE name = %s", (args.collection,)).fetchone()
+        rows = conn.execute(
+            f"SELECT id, embedding::vector({dim}) FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL",
+            (cid,), binary=True,
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        unit = np.stack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
+        unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+        texts = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        q = np.asarray(get_embedder("e5-small").embed_queries(texts), dtype=np.float32)
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        exact = [{ids[j] for j in np.argpartition(-(q[i : i + 1] @ unit.T)[0], 10)[:10]} for i in range(len(q))]
+        report: dict[str, Any] = {"collection": args.collection, "chunks": len(ids), "queries": len(q),
+                                  "machine": cpu_facts(), "ef_search": []}
+        sql_q = (f"SELECT id FROM chunks WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
+                 f"ORDER BY (embedding::vector({dim})) <=> %s::vector({dim}) LIMIT 10")
+        for ef in args.ef:
+            hits, times = 0, []
+            for i in range(len(q)):
+                vec = "[" + ",".join(repr(float(x)) for x in q[i]) + "]"
+                t0 = time.perf_counter()
+                with conn.transaction():
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(ef),))
+                    got = {r[0] for r in conn.execute(sql_q, (vec,)).fetchall()}
+                times.append(time.perf_counter() - t0)
+                hits += len(got & exact[i])
+            report["ef_search"].append({"ef_search": ef, "recall@10": round(hits / (10 * len(q)), 4),
+                                        "p50 ms": round(pct(times, 50), 1), "p95 ms": round(pct(times, 95), 1)})
+            print(f"  ef_search {ef}: {report['ef_search'][-1]}", file=sys.stderr, flush=True)
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
+def keyword_sql(args: argparse.Namespace) -> None:
+    """The keyword leg's three BM25 paths on a database opened WITHOUT Store (no migrations run): the SQL that
+    ``Store.keyword_search`` sends, interleaved claim by claim on one connection, wall time and backend CPU.
+
+    For databases too big to migrate for a benchmark (migration 10 rebuilds every posting): the pruned
+    functions of migrations 8 and 9 must already be there."""
+    import psycopg
+
+    sqlgen = Store.__new__(Store)  # only the SQL builders: no connection, no migration
+    variants = {**PRUNED, "old full (every posting)": False}
+    with psycopg.connect(args.url, autocommit=True) as conn:
+        cid, language = conn.execute("SELECT id, language FROM collections WHERE name = %s",
+                                     (args.collection,)).fetchone()
+        pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        claims = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        lexemes = [[r[0] for r in conn.execute("SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
+                                               "ORDER BY positions[1]", (language, q)).fetchall()] for q in claims]
+        times: dict[str, list[float]] = {label: [] for label in variants}
+        cpu: dict[str, float] = dict.fromkeys(variants, 0.0)
+        results: dict[str, list[list[tuple]]] = {label: [] for label in variants}
+        for lx in lexemes[:3]:  # warm-up: plans, caches
+            for how in variants.values():
+                query, params = (sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, how) if how
+                                 else sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None))
+                conn.execute(query, params).fetchall()
+        for lx in lexemes:
+            for label, how in variants.items():
+                if how:
+                    query, params = sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, how)
+                else:
+                    query, params = sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None)
+                c0, t0 = backend_cpu_s(pid), time.perf_counter()
+                results[label].append(conn.execute(query, params).fetchall())
+                times[label].append(time.perf_counter() - t0)
+                c1 = backend_cpu_s(pid)
+                cpu[label] += (c1 - c0) if c0 is not None and c1 is not None else float("nan")
+    full = results["old full (every posting)"]
+    equal = sum(all(len(a) == len(b) and all(math.isclose(x[1], y[1], rel_tol=1e-12) for x, y in zip(a, b, strict=True))
+                    for a, b in zip(results[label], full, strict=True)) for label in PRUNED)
+    report = {"collection": args.collection, "claims": len(lexemes), "machine": cpu_facts(),
+              "pruned paths equal to full (scores to 1e-12, all claims)": equal == len(PRUNED),
+              "keyword leg (top 40)": {label: {"p50 ms": round(pct(times[label], 50), 1),
+                                               "p95 ms": round(pct(times[label], 95), 1),
+                                               "backend CPU ms/query": round(cpu[label] * 1000 / len(lexemes), 1)}
+                                       for label in variants}}
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
 def rest_load(col: Collection, queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
     """``clients`` threads calling GET /v1/search (hybrid, real e5 query embedding) for ``seconds``."""
     import threading
@@ -887,8 +986,23 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
     sc.add_argument("--check", type=int, default=60, help="claims on which pruned and full BM25 must agree")
+    rr = sub.add_parser("hnsw-recall", help="recall@10 of HNSW vs exact on a collection of real e5 vectors")
+    rr.add_argument("--url", required=True, help="database URL of the collection (opened read-only)")
+    rr.add_argument("--collection", required=True)
+    rr.add_argument("--queries", type=int, default=1000)
+    rr.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")], default=[40, 100, 200])
+    rr.add_argument("--json", help="write the report here")
+    ks = sub.add_parser("keyword-sql", help="the keyword leg's BM25 paths by SQL alone (a database not migrated)")
+    ks.add_argument("--url", required=True, help="database URL (kaynak_bm25_topk and collection_stats present)")
+    ks.add_argument("--collection", required=True)
+    ks.add_argument("--queries", type=int, default=60)
+    ks.add_argument("--json", help="write the report here")
     args, _unknown = parser.parse_known_args(argv)
-    if args.command == "scale":
+    if args.command == "hnsw-recall":
+        hnsw_recall_real(args)
+    elif args.command == "keyword-sql":
+        keyword_sql(args)
+    elif args.command == "scale":
         scale(args)
     elif args.command == "quality":
         quality(args)
