@@ -496,3 +496,34 @@ def test_query_language(store: Store, corpus: dict[str, Collection]) -> None:
     svc = make_service(store, corpus["en"].name)
     assert svc.plan("pompanın contaları basınç altında sızdırır mı").query_language == "turkish"
     assert svc.plan("worn seals leak under the pressure").query_language == "english"
+
+
+def test_cross_language_rule_fuses_vector_only(store: Store) -> None:
+    """An English question whose best vector match is a Turkish document, in a collection that also holds English
+    documents: the keyword leg (which can only match English there) is left out. Not in a Turkish-only one."""
+    mixed = store.create_collection("s_mix_" + uuid.uuid4().hex[:8], "simple", "hash", HASH.dim)
+    tr_only = store.create_collection("s_tro_" + uuid.uuid4().hex[:8], "simple", "hash", HASH.dim)
+    tr_text = "Kat malikleri kurulu yılda bir kez toplanır ve yöneticiyi seçer; toplantıda işletme projesi görüşülür."
+    en_text = "The pump must be serviced every six months, and the worn seals are replaced when they leak."
+    try:
+        for col in (mixed, tr_only):
+            add_doc(store, col, "kanun.txt", [tr_text])
+        add_doc(store, mixed, "pump.txt", [en_text])
+        svc = make_service(store, mixed.name)
+        tr_chunk = svc.search("toplanır", mixed.name, mode="keyword", k=1)[0].chunk_id
+        en_chunk = svc.search("pump", mixed.name, mode="keyword", k=1)[0].chunk_id
+        question = "When does the owners' meeting take place and what is the manager doing?"
+        plan = svc.plan(question, mixed.name, mode="hybrid")
+        assert plan.query_language == "english" and plan.weights["keyword"] > 0
+        svc._cross_language(plan, en_chunk)
+        assert not plan.cross_language and plan.weights["keyword"] > 0
+        svc._cross_language(plan, tr_chunk)
+        assert plan.cross_language and plan.weights["keyword"] == 0 and "vector only" in plan.reason
+        other = svc.plan(question, tr_only.name, mode="hybrid")  # no English document to pull up: rule off
+        svc._cross_language(other, svc.search("toplanır", tr_only.name, mode="keyword", k=1)[0].chunk_id)
+        assert not other.cross_language
+        hits = svc.search(question, mixed.name, mode="hybrid", k=2)
+        assert hits and hits.plan is not None
+    finally:
+        store.delete_collection(mixed.name)
+        store.delete_collection(tr_only.name)

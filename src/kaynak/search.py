@@ -84,6 +84,7 @@ class SearchPlan:
     embedded: set[int] = field(default_factory=set)  # collection ids that have embeddings
     keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
     query_language: str | None = None  # turkish | english | None (kaynak.langdetect; documents.language likewise)
+    cross_language: bool = False  # the answer looks to be in another language: keyword leg not fused
 
 
 class SearchResults(list[Hit]):
@@ -231,7 +232,23 @@ class SearchService:
                 raise
         if keyword is not None:
             legs["keyword"] = keyword.result()
+        if plan.mode == "hybrid" and legs.get("keyword") and legs.get("vector"):
+            self._cross_language(plan, legs["vector"][0][0])
         return plan, legs
+
+    def _cross_language(self, plan: SearchPlan, best_vector_chunk: str) -> None:
+        """Vector only when the answer is in another language: the query's language is known, the collections
+        hold documents in it, and yet the vector leg's best chunk lies in a document of another language. The
+        keyword leg can only match the query's own language there and would pull same-language documents over
+        the answer (ADR 0017: doc-QA English questions about a Turkish law, hit@1 0 → 1)."""
+        if plan.query_language is None:
+            return
+        ids = [c.id for c in plan.collections]
+        found, has_query_language = self.store.language_probe(best_vector_chunk, ids, plan.query_language)
+        if found is not None and found != plan.query_language and has_query_language:
+            plan.weights = {**plan.weights, "keyword": 0.0}
+            plan.cross_language = True
+            plan.reason += f"; the best vector match is in {found}, the query in {plan.query_language}: vector only"
 
     def fuse(self, plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> list[Fused]:
         """The legs merged by the configured fusion (``fusion``: rrf or convex) with the plan's leg weights."""

@@ -222,3 +222,15 @@ class CatalogueMixin(StoreBase):
                 (list(chunk_ids),),
             ).fetchall()
         return {r[0]: float(r[1]) for r in rows if r[1] is not None}
+
+    # ------------------------------------------------------------------ document languages (documents.language)
+    def language_probe(self, chunk_id_: str, collection_ids: Sequence[int], language: str) -> tuple[str | None, bool]:
+        """The language of the document ``chunk_id_`` belongs to, and whether the collections hold any document
+        in ``language`` (one round trip; the search service's cross-language rule, ADR 0017)."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT (SELECT d.language FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = %s), "
+                "EXISTS (SELECT 1 FROM documents WHERE collection_id = ANY(%s) AND language = %s)",
+                (chunk_id_, list(collection_ids), language),
+            ).fetchone()
+        return (row[0], bool(row[1])) if row else (None, False)
