@@ -3,16 +3,21 @@
 Every face (CLI, REST, MCP) reads through this class; it never writes, which is what makes the MCP server
 read-only by construction.
 
-The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md):
+The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md, docs/adr/0017-fusion-by-measurement.md):
 
 1. Resolve collections: ``None`` → the configured default, a name or a list of names, ``"*"`` → all.
 2. Vector leg: the query embedded with each collection's own embedder (``collection.embedder``), HNSW top
    ``candidates`` with ``ef_search`` raised and ``iterative_scan = relaxed_order`` (in ``Store.vector_search``).
 3. Keyword leg: one ranking per language (each collection's text search configuration): BM25 over the postings
-   table by default, or the specification's OR tsquery with ``ts_rank_cd(…, 1)``.
-4. Reciprocal Rank Fusion (k = ``rrf_k``, per-leg weights); per-leg ranks and scores land in ``hit.scores``.
+   table by default (each chunk's postings also carry its document title's terms), or the specification's OR
+   tsquery with ``ts_rank_cd(…, 1)``.
+4. Fusion (``fusion``): by default a convex combination of per-query normalised scores, keyword share
+   ``fusion_alpha`` (theoretical-min-max normalisation); or Reciprocal Rank Fusion (k = ``rrf_k``). Per-leg ranks
+   and scores land in ``hit.scores``.
 5. Optional rerank of the top ``rerank_top`` with the configured cross-encoder.
-6. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets.
+6. A query naming an article or section ("Madde 27", "md. 27", "Article 27", "Section 4.2"; ``kaynak.structure``)
+   gets the chunks whose section names it first.
+7. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets.
 
 ``mode="auto"`` decides per query:
 
@@ -27,8 +32,12 @@ The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md):
 Keyword coverage (every hybrid search): the keyword leg's weight is ``keyword_weight`` times the share of the
 query's terms that occur anywhere in the searched collections. A Turkish question against an English collection
 shares only names and numbers with it (coverage 0.15 on XQuAD), so the vector leg, which carries cross-lingual
-search, is not dragged down; a same-language query has coverage near 1 (0.91–0.95) and fuses as plain RRF.
-Measured in docs/adr/0005-keyword-ranking-and-fusion.md.
+search, is not dragged down; a same-language query has coverage near 1 (0.91–0.95). Measured in
+docs/adr/0005-keyword-ranking-and-fusion.md.
+
+Cross-language rule (collections mixing languages): when the query's language is known, the collections hold
+documents in it, and yet the vector leg's best chunk lies in a document of another language, hybrid fuses the
+vector leg only — the keyword leg can only match the query's own language there (docs/adr/0017).
 """
 
 from __future__ import annotations
