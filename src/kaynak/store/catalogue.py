@@ -225,12 +225,15 @@ class CatalogueMixin(StoreBase):
 
     # ------------------------------------------------------------------ document languages (documents.language)
     def language_probe(self, chunk_id_: str, collection_ids: Sequence[int], language: str) -> tuple[str | None, bool]:
-        """The language of the document ``chunk_id_`` belongs to, and whether the collections hold any document
-        in ``language`` (one round trip; the search service's cross-language rule, ADR 0017)."""
+        """The language of the document ``chunk_id_`` belongs to, and — only when that is another language than
+        ``language`` — whether the collections hold any document in ``language`` (else False). One round trip; the
+        search service's cross-language rule (ADR 0017). The second look scans the collections' documents, so it
+        runs only for queries whose best vector match is in another language."""
         with self._conn() as conn:
             row = conn.execute(
-                "SELECT (SELECT d.language FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = %s), "
-                "EXISTS (SELECT 1 FROM documents WHERE collection_id = ANY(%s) AND language = %s)",
-                (chunk_id_, list(collection_ids), language),
+                "SELECT d.language, CASE WHEN d.language <> %s THEN EXISTS (SELECT 1 FROM documents x "
+                "WHERE x.collection_id = ANY(%s) AND x.language = %s) ELSE false END "
+                "FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = %s",
+                (language, list(collection_ids), language, chunk_id_),
             ).fetchone()
         return (row[0], bool(row[1])) if row else (None, False)
