@@ -174,6 +174,13 @@ def test_article_sections_leave_other_pages_alone() -> None:
     assert out.sections[0].end == out.sections[1].start == md.index("Madde 3")
 
 
+def test_bare_article_words_in_a_table_are_no_heading() -> None:
+    table = "Maddeleri\n\n2, 3, 8, Ek Madde 1,\n\nEk Madde 2, Ek Madde 3, Ek\n\nMadde 4\n\n14/4/1983\n\nMadde 9\n\n1985"
+    assert article_sections([Page(31, table)])[0].sections == []
+    (page,) = article_sections([Page(1, "Giriş\n\nMadde 5\n\nBu Kanun yayımı tarihinde yürürlüğe girer.")])
+    assert [s.path for s in page.sections] == ["Madde 5 – Giriş"]
+
+
 def test_numbered_headings_in_an_english_paper() -> None:
     text = "Abstract text.\n\n3.5 Metaclustering\n\nFinally, we cluster.\n\n4 Experiment and Evaluation\n\nWe ran it."
     (page,) = article_sections([Page(6, text)])

@@ -229,6 +229,20 @@ def _label(line: str, key: str, title: str | None) -> str:
     return f"{head} – {title}" if title else head
 
 
+_BARE_TR = re.compile(rf"^(?:(?:EK|Ek|GEÇİCİ|Geçici)\s+)?(?:MADDE|Madde)\s+{_NUM}$")
+_RUNS_ON = re.compile(r"(?:,|\b(?:EK|Ek|ek|GEÇİCİ|Geçici|geçici|ve|and))$")
+
+
+def _bare_in_running_text(lines: Sequence[tuple[int, str]], i: int) -> bool:
+    """A bare "Madde 4" line (no dash after the number) that continues the line above ("…, Ek" / "Madde 4") or is
+    followed by no text ("14/4/1983"), as in a table of amendments: no heading."""
+    if _BARE_TR.match(lines[i][1]) is None:
+        return False
+    before = lines[i - 1][1] if i > 0 else ""
+    after = lines[i + 1][1] if i + 1 < len(lines) else ""
+    return bool(_RUNS_ON.search(before)) or not (after[:1].isalpha() or after[:1] == "(")
+
+
 def _headings(text: str, numbered: bool) -> list[tuple[int, str]]:
     """(start, section path) of every heading on a page; the start moves up over title lines right above it.
     ``numbered``: also numbered headings ("4.2 Results"), for pages without heading markup."""
@@ -236,7 +250,7 @@ def _headings(text: str, numbered: bool) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for i, (start, line) in enumerate(lines):
         key = heading_key(line, numbered)
-        if key is None:
+        if key is None or _bare_in_running_text(lines, i):
             continue
         first, title = start, None
         j = i - 1 if _TR_HEADING.match(line) else -1  # English headings carry their title on their own line
