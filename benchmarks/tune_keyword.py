@@ -12,6 +12,10 @@ Variants: ``chunk`` (today), ``title×w`` (the title's terms added w times to ea
 BM25F-style: tf and chunk length grow, as migration 10 writes the postings), ``document`` (whole-document
 BM25, the reference), ``+doc β`` (a chunk's score plus β × the best score among its document's other chunks).
 docs/adr/0017-fusion-by-measurement.md.
+
+Since migration 10 the postings already hold the title's terms (weight 1): on a migrated collection ``chunk`` is
+the shipped leg and ``title×w`` adds w more; the ADR's figures were read before the migration (the SQL leg after it
+gave the ``title×1`` figure exactly).
 """
 
 from __future__ import annotations
