@@ -499,7 +499,7 @@ def latency(args: argparse.Namespace) -> None:
     store.close()
 
 
-# ---------------------------------------------------------------------- scale (issue 14)
+# ---------------------------------------------------------------------- scale
 def cpu_facts() -> str:
     try:
         info = Path("/proc/cpuinfo").read_text()
@@ -849,16 +849,8 @@ def keyword_legs(col: Collection, lexemes: list[list[str]], filters: SearchFilte
              None if math.isnan(cpu[label]) else round(cpu[label] * 1000 / len(lexemes), 2)) for label in variants]
 
 
-def scale(args: argparse.Namespace) -> None:
-    """Search at ``--chunks``: build facts, every mode with and without query embedding, old vs new keyword leg,
-    HNSW recall per ef_search, a 1 % filter, REST under load, and LanceDB on the same data (see docs)."""
-    from kaynak.search import QueryVectorCache
-
-    if args.install_lancedb:
-        import subprocess
-
-        subprocess.run([sys.executable, "-m", "pip", "install", "lancedb>=0.40"], check=True)
-    store = open_store()
+def scale_collection(store: Store, args: argparse.Namespace) -> tuple[Collection, dict[str, Any]]:
+    """The ``--chunks`` collection (built unless it exists or ``--reuse``) and its build facts."""
     t0 = time.perf_counter()
     existed = True
     try:
@@ -878,6 +870,68 @@ def scale(args: argparse.Namespace) -> None:
     report.update(build_info(store, col))
     info = store.server_info()
     report["server"] = f"PostgreSQL {info['postgresql']}, pgvector {info['pgvector']}"
+    return col, report
+
+
+def scale_with_vectors(
+    svc: SearchService, old: SearchService, emb: E5QueryEmbedder, col: Collection, queries: list[str],
+    run: Callable[[str, Callable[[str], Any]], None], rows: list[tuple[str, list[float]]], report: dict[str, Any],
+    one_pct: SearchFilters,
+) -> np.ndarray:
+    """Every mode with and without query embedding, then the vector leg alone and filtered; the query vectors."""
+    from kaynak.search import QueryVectorCache
+
+    store, ef_search = svc.store, svc.settings.ef_search
+    svc.query_vectors = QueryVectorCache(size=0)  # with embedding: nothing cached
+    run("hybrid, with e5 query embedding", lambda q: svc.search(q, mode="hybrid"))
+    run("vector, with e5 query embedding", lambda q: svc.search(q, mode="vector"))
+    svc.query_vectors = QueryVectorCache()  # without: every query's vector cached (one warm-up pass)
+    old.query_vectors = svc.query_vectors
+    for q in queries:
+        svc.search(q, mode="vector")
+    run("hybrid, query vector cached", lambda q: svc.search(q, mode="hybrid"))
+    run("hybrid, query vector cached, old keyword leg", lambda q: old.search(q, mode="hybrid"))
+    run("vector, query vector cached", lambda q: svc.search(q, mode="vector"))
+    run("keyword (BM25, pruned)", lambda q: svc.search(q, mode="keyword"))
+    run("keyword (BM25, old full)", lambda q: old.search(q, mode="keyword"))
+    emb.seconds.clear()
+    qvecs = np.stack([emb.embed_queries([q])[0] for q in queries])
+    rows.append(("  e5-small query embedding", list(emb.seconds)))
+    rows.append(("  vector leg (HNSW, top 40)",
+                 [timed(lambda v=v: store.vector_search(col, v, 40, None, ef_search)) for v in qvecs]))
+    got: list[int] = []
+
+    def filtered(v: np.ndarray) -> None:
+        got.append(len(store.vector_search(col, v, 40, one_pct, ef_search)))
+
+    rows.append(("  vector leg, 1 % filter (top 40)", [timed(lambda v=v: filtered(v)) for v in qvecs]))
+    report["1 % filter: mean hits of 40"] = round(statistics.fmean(got), 2)
+    return qvecs
+
+
+def print_scale(report: dict[str, Any], n_queries: int, json_path: str | None) -> None:
+    """The report as JSON (and to ``json_path``), then as a Markdown table with BENCH_RESULT lines."""
+    print(json.dumps(report, indent=2))
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\n{report['chunks']:,} chunks, {n_queries} SciFact claims, k = 10; {report['machine']}")
+    print("| step | p50 ms | p95 ms |")
+    print("|---|---|---|")
+    for label, (p50, p95) in report["latency"].items():
+        print(f"| {label} | {p50} | {p95} |")
+        print("BENCH_RESULT " + json.dumps({"item": f"{report['chunks']} {label}", "metric": "p50", "value": p50,
+                                            "unit": "ms"}))
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Search at ``--chunks``: build facts, every mode with and without query embedding, old vs new keyword leg,
+    HNSW recall per ef_search, a 1 % filter, REST under load, and LanceDB on the same data (see docs)."""
+    if args.install_lancedb:
+        import subprocess
+
+        subprocess.run([sys.executable, "-m", "pip", "install", "lancedb>=0.40"], check=True)
+    store = open_store()
+    col, report = scale_collection(store, args)
     emb = E5QueryEmbedder()
     report["query embedder"] = f"e5-small via {type(emb.inner).__module__}.{type(emb.inner).__name__}"
     settings = Settings(collection=col.name, embedder="e5-small")
@@ -895,34 +949,14 @@ def scale(args: argparse.Namespace) -> None:
         print(f"  {label}: p50 {pct(times, 50):.1f} p95 {pct(times, 95):.1f}", file=sys.stderr, flush=True)
 
     one_pct = SearchFilters(source_prefix="doc0000" if not args.text_only else "doc00000")  # 1 % of documents
+    qvecs = None
     if args.text_only:
         run("keyword (BM25, pruned)", lambda q: svc.search(q, mode="keyword"))
         run("keyword (BM25, old full)", lambda q: old.search(q, mode="keyword"))
+        args.recall = args.rest = 0
+        args.lancedb = False
     else:
-        svc.query_vectors = QueryVectorCache(size=0)  # with embedding: nothing cached
-        run("hybrid, with e5 query embedding", lambda q: svc.search(q, mode="hybrid"))
-        run("vector, with e5 query embedding", lambda q: svc.search(q, mode="vector"))
-        svc.query_vectors = QueryVectorCache()  # without: every query's vector cached (one warm-up pass)
-        old.query_vectors = svc.query_vectors
-        for q in queries:
-            svc.search(q, mode="vector")
-        run("hybrid, query vector cached", lambda q: svc.search(q, mode="hybrid"))
-        run("hybrid, query vector cached, old keyword leg", lambda q: old.search(q, mode="hybrid"))
-        run("vector, query vector cached", lambda q: svc.search(q, mode="vector"))
-        run("keyword (BM25, pruned)", lambda q: svc.search(q, mode="keyword"))
-        run("keyword (BM25, old full)", lambda q: old.search(q, mode="keyword"))
-        emb.seconds.clear()
-        qvecs = np.stack([emb.embed_queries([q])[0] for q in queries])
-        rows.append(("  e5-small query embedding", list(emb.seconds)))
-        rows.append(("  vector leg (HNSW, top 40)",
-                     [timed(lambda v=v: store.vector_search(col, v, 40, None, settings.ef_search)) for v in qvecs]))
-        got: list[int] = []
-
-        def filtered(v: np.ndarray) -> None:
-            got.append(len(store.vector_search(col, v, 40, one_pct, settings.ef_search)))
-
-        rows.append(("  vector leg, 1 % filter (top 40)", [timed(lambda v=v: filtered(v)) for v in qvecs]))
-        report["1 % filter: mean hits of 40"] = round(statistics.fmean(got), 2)
+        qvecs = scale_with_vectors(svc, old, emb, col, queries, run, rows, report, one_pct)
     cpu_ms: dict[str, float | None] = {}
     for label, times, cpu in keyword_legs(col, lexemes) + keyword_legs(col, lexemes, one_pct):
         rows.append((label, times))
@@ -932,31 +966,18 @@ def scale(args: argparse.Namespace) -> None:
     report["pruned equals full (claims, k 40)"] = check_pruned(store, col, lexemes[: args.check])
     report["latency"] = {label.strip(): (round(pct(t, 50), 1), round(pct(t, 95), 1)) for label, t in rows}
     report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    if args.text_only:
-        args.recall = args.rest = 0
-        args.lancedb = False
-    if args.recall:
+    if args.recall or args.lancedb:
         ids, texts, vecs = all_vectors(store, col)
+    if args.recall:
         report["recall query noise"] = "norm 0.5 (cosine about 0.89 to the stored vector it was made from)"
         report["recall"] = recall_table(store, col, ids, vecs, args.recall, args.ef)
     if args.rest:
         report["rest"] = rest_load(col, queries, 8, args.rest)
         print(f"  REST: {report['rest']}", file=sys.stderr, flush=True)
     if args.lancedb:
-        if not args.recall:
-            ids, texts, vecs = all_vectors(store, col)
         report["lancedb"] = lancedb_side_by_side(ids, texts, vecs, queries, qvecs)
     store.close()
-    print(json.dumps(report, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"\n{report['chunks']:,} chunks, {len(queries)} SciFact claims, k = 10; {report['machine']}")
-    print("| step | p50 ms | p95 ms |")
-    print("|---|---|---|")
-    for label, (p50, p95) in report["latency"].items():
-        print(f"| {label} | {p50} | {p95} |")
-        print("BENCH_RESULT " + json.dumps({"item": f"{report['chunks']} {label}", "metric": "p50", "value": p50,
-                                            "unit": "ms"}))
+    print_scale(report, len(queries), args.json)
 
 
 def main(argv: list[str] | None = None) -> None:
