@@ -3,7 +3,10 @@
 - ``map_errors()`` is the one place where psycopg errors become KaynakErrors (connection loss and outages →
   ``DatabaseUnavailable``; deadlocks → ``WriteConflict``; refused values → ``DataRejected``; the rest →
   ``StoreError``). Every connection the store hands out is used inside it.
-- Every pooled connection is checked (an empty query) before use; a broken one is dropped and replaced.
+- A pooled connection is checked before use without a round trip in the common case: one that was handed back
+  less than ``CHECK_IDLE_S`` ago and whose socket has nothing to read (a server that closed the connection or
+  ended the session leaves it readable) is used as it is; any other gets an empty query first. A broken one is
+  dropped and replaced.
 - Outages fail fast: when a connection or its check fails, one direct connection attempt (``probe``) decides
   whether the server is down; if it is, the request gets ``DatabaseUnavailable`` at once (well under a second on
   a Unix socket or a refused port) instead of waiting for the pool. While it stays down, probes are shared and
@@ -20,6 +23,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +56,9 @@ _BACKOFF_FIRST_S = 1.0
 _BACKOFF_MAX_S = 30.0
 _REPLICA_RETRY_FIRST_S = 2.0
 _REPLICA_RETRY_MAX_S = 60.0
+#: a pooled connection idle longer than this gets an empty query before use (a round trip); a younger one is
+#: checked by a zero-timeout poll of its socket only (docs/performance-search.md, "Per-search overhead")
+CHECK_IDLE_S = 5.0
 
 # SQLSTATEs meaning "the server is not there for you right now" (besides class 08, connection exceptions)
 _UNAVAILABLE_STATES = {
@@ -138,6 +145,32 @@ def map_errors(where: str = "the database", on_unavailable: Callable[[], None] |
         if isinstance(mapped, DatabaseUnavailable) and on_unavailable is not None:
             on_unavailable()
         raise mapped from err
+
+
+def _socket_readable(conn: psycopg.Connection) -> bool:
+    """Whether an idle connection's socket has something to read (or failed): from a healthy server an idle
+    connection receives nothing, so this means the server closed it, ended the session or sent a notice."""
+    try:
+        fd = conn.fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        readable, _, failed = select.select([fd], [], [fd], 0)
+        return bool(readable or failed)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+
+
+def needs_check(conn: psycopg.Connection, now: float | None = None) -> bool:
+    """Whether a connection taken from the pool must answer an empty query before use: it was never handed back
+    by kaynak, or more than ``CHECK_IDLE_S`` ago, or it is closed or broken, or its socket is readable."""
+    released = getattr(conn, "_kaynak_released", None)
+    if released is None or conn.closed or conn.broken:
+        return True
+    if (time.monotonic() if now is None else now) - released > CHECK_IDLE_S:
+        return True
+    return _socket_readable(conn)
 
 
 def make_pool(url: str, size: int, name: str, *, wait: bool) -> ConnectionPool:
@@ -264,6 +297,8 @@ class Endpoint:
                 if pool is not self.pool:  # renewed meanwhile
                     continue
                 raise DatabaseUnavailable(f"the {self.role} database {self.name}: the store is closed") from None
+            if not needs_check(conn):  # used moments ago and nothing arrived since: no round trip
+                return pool, conn
             try:
                 conn.execute("")  # the check before use: a stale connection fails here, not in the caller's query
                 return pool, conn
@@ -275,6 +310,7 @@ class Endpoint:
 
     @staticmethod
     def release(pool: ConnectionPool, conn: psycopg.Connection) -> None:
+        conn._kaynak_released = time.monotonic()  # type: ignore[attr-defined]  # see needs_check
         try:
             pool.putconn(conn)
         except PoolClosed:  # pragma: no cover - the pool was renewed or closed while a request ran
