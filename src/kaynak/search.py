@@ -48,7 +48,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kaynak.config import Settings
@@ -57,8 +57,9 @@ from kaynak.fusion import Fused, fuse
 from kaynak.langdetect import detect_language
 from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
 from kaynak.rules import check_filter_value, check_query_length
-from kaynak.staleness import stale_chunks
+from kaynak.staleness import stale_chunks, stale_files
 from kaynak.store import SearchFilters, Store
+from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
@@ -192,20 +193,42 @@ class SearchService:
         """
         text = self.check_query(query)
         k = self._check_k(k)
-        plan, legs = self.legs(text, collections, mode, k, filters, keyword_ranking, embedder=embedder)
+        plan, legs = self.legs(
+            text, collections, mode, k, filters, keyword_ranking, embedder=embedder, cross_language=False
+        )
         fused = self.fuse(plan, legs)
 
         reranker = self._reranker(rerank)
         rerank_scores: dict[str, float] = {}
         top_n = max(k, self.settings.rerank_top) if reranker is not None else k
         refs = article_refs(text)  # "Madde 27", "md. 27", "Article 27", "Section 4.2"
-        records = self.store.get_chunks([f.id for f in (fused if refs else fused[:top_n])])
+        # One statement fetches the hits' chunks with their OCR and file facts, and answers the cross-language
+        # probe (``legs`` would ask it in a round trip of its own): both fusions' chunks are fetched, and the
+        # probe's answer picks one (docs/performance-search.md, "Per-search overhead").
+        probe = self._probe_of(plan, legs)
+        vector_only = self.fuse(replace(plan, weights={**plan.weights, "keyword": 0.0}), legs) if probe else []
+        wanted = [f.id for f in (fused if refs else fused[:top_n])]
+        wanted += [f.id for f in (vector_only if refs else vector_only[:top_n])]
+        chunks, probed = self.store.hit_chunks(wanted, probe)
+        if probed is not None and self._apply_cross_language(plan, *probed):
+            fused = vector_only
+        records = {cid: c.record for cid, c in chunks.items()}
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
         if refs:  # the chunks of the article the query names come first, in their fused (or reranked) order
             fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
         top = [f for f in fused[:k] if f.id in records]
-        return SearchResults(self._hits(top, records, plan, rerank_scores), plan)
+        return SearchResults(self._hits(top, records, plan, rerank_scores, chunks), plan)
+
+    @staticmethod
+    def _probe_of(
+        plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]
+    ) -> tuple[str, list[int], str] | None:
+        """The cross-language probe a search needs (``_cross_language``'s condition), as ``hit_chunks`` takes it:
+        (the vector leg's best chunk, the collections' ids, the query's language); None when none is needed."""
+        if plan.mode != "hybrid" or not legs.get("keyword") or not legs.get("vector") or plan.query_language is None:
+            return None
+        return legs["vector"][0][0], [c.id for c in plan.collections], plan.query_language
 
     def legs(
         self,
@@ -217,9 +240,12 @@ class SearchService:
         keyword_ranking: str | None = None,
         *,
         embedder: str | None = None,
+        cross_language: bool = True,
     ) -> tuple[SearchPlan, dict[str, list[tuple[str, float]]]]:
         """The plan and each leg's ranked ``(chunk id, score)`` list, ``max(candidates, k)`` deep, before fusion
-        (``search`` fuses them; the fusion tuning harness keeps them to try fusions offline)."""
+        (``search`` fuses them; the fusion tuning harness keeps them to try fusions offline). With
+        ``cross_language=False`` the cross-language rule is left to the caller (``search`` folds its probe into
+        the chunk fetch)."""
         text = self.check_query(query)
         k = self._check_k(k)
         ranking = self._check_ranking(keyword_ranking)
@@ -241,7 +267,7 @@ class SearchService:
                 raise
         if keyword is not None:
             legs["keyword"] = keyword.result()
-        if plan.mode == "hybrid" and legs.get("keyword") and legs.get("vector"):
+        if cross_language and plan.mode == "hybrid" and legs.get("keyword") and legs.get("vector"):
             self._cross_language(plan, legs["vector"][0][0])
         return plan, legs
 
@@ -254,10 +280,18 @@ class SearchService:
             return
         ids = [c.id for c in plan.collections]
         found, has_query_language = self.store.language_probe(best_vector_chunk, ids, plan.query_language)
+        self._apply_cross_language(plan, found, has_query_language)
+
+    @staticmethod
+    def _apply_cross_language(plan: SearchPlan, found: str | None, has_query_language: bool) -> bool:
+        """The cross-language rule given the probe's answer (the language of the best vector chunk's document,
+        whether the collections hold documents in the query's language): True when it applied to ``plan``."""
         if found is not None and found != plan.query_language and has_query_language:
             plan.weights = {**plan.weights, "keyword": 0.0}
             plan.cross_language = True
             plan.reason += f"; the best vector match is in {found}, the query in {plan.query_language}: vector only"
+            return True
+        return False
 
     def fuse(self, plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> list[Fused]:
         """The legs merged by the configured fusion (``fusion``: rrf or convex) with the plan's leg weights."""
@@ -269,17 +303,14 @@ class SearchService:
         text = self.check_query(query)
         if mode not in MODES:
             raise InvalidQuery(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", "mode")
-        cols = self.resolve_collections(collections)
-        languages = sorted({c.language for c in cols})
-        terms = {
-            lang: self.store.query_terms(lang, text, [c.id for c in cols if c.language == lang]) for lang in languages
-        }
+        # collections, the query's terms per language and the embedded collections: one statement
+        cols, found, embedded = self._plan_facts(collections, text, mode in ("auto", "hybrid", "vector"))
+        terms = {lang: found.get(lang, []) for lang in sorted({c.language for c in cols})}
         qlex = {lang: [lx for lx, _ in t] for lang, t in terms.items()}
         n_terms = sum(len(t) for t in terms.values())
         coverage = sum(known for t in terms.values() for _, known in t) / n_terms if n_terms else 0.0
         kw = self.settings.keyword_weight
         weights = self.leg_weights(coverage)
-        embedded = self._embedded(cols) if mode in ("auto", "hybrid", "vector") else set()
 
         def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
             return SearchPlan(cols, mode, weights, reason, qlex, embedded, coverage, query_language(text))
@@ -311,29 +342,43 @@ class SearchService:
 
     def resolve_collections(self, collections: str | Sequence[str] | None = None) -> list[Collection]:
         """``None`` → the default collection, ``"*"`` → all, else the named ones (CollectionNotFound lists all)."""
+        return self._plan_facts(collections, None, False)[0]
+
+    def _plan_facts(
+        self, collections: str | Sequence[str] | None, text: str | None, check_embedded: bool, retry: bool = True
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+        """``resolve_collections``, with ``text``'s terms per language (``Store.query_terms``) and, with
+        ``check_embedded``, the ids of the collections that have embeddings — one statement (``Store.plan_facts``).
+        A positive embeddings answer is remembered: it rarely changes back, and a collection emptied later only
+        makes its vector leg return nothing. Errors as before: a missing name (in order) → CollectionNotFound
+        listing all; a name that is not text → InvalidQuery."""
+        bad: int | None = None
         if collections is None or (not isinstance(collections, str) and len(collections) == 0):
-            return [self.store.get_collection(self.settings.collection)]
-        names = [collections] if isinstance(collections, str) else list(collections)
-        if "*" in names:
-            cols = self.store.list_collections()
+            names: list[str] | None = [self.settings.collection]
+        else:
+            given = [collections] if isinstance(collections, str) else list(collections)
+            if "*" in given:
+                names = None
+            else:
+                bad = next((i for i, n in enumerate(given) if not isinstance(n, str)), None)
+                names = list(dict.fromkeys(given[:bad]))
+        if names == [] and bad is not None:
+            raise InvalidQuery(f"collection names must be strings, not {given[bad]!r}", "collections")
+        cols, terms, embedded = self.store.plan_facts(names, text, sorted(self._has_embeddings), check_embedded)
+        self._has_embeddings.update(embedded)
+        if names is None:
             if not cols:
                 raise CollectionNotFound("there are no collections yet; ingest documents to create one")
-            return cols
-        seen: dict[str, Collection] = {}
+            return cols, terms, embedded
+        by_name = {c.name: c for c in cols}
         for name in names:
-            if not isinstance(name, str):
-                raise InvalidQuery(f"collection names must be strings, not {name!r}", "collections")
-            if name not in seen:
-                seen[name] = self.store.get_collection(name)
-        return list(seen.values())
-
-    def _embedded(self, cols: Sequence[Collection]) -> set[int]:
-        """Ids of the collections that have embeddings. A positive answer is remembered: it rarely changes back,
-        and a collection emptied later only makes its vector leg return nothing."""
-        unknown = [c.id for c in cols if c.id not in self._has_embeddings]
-        if unknown:
-            self._has_embeddings.update(self.store.embedded_collection_ids(unknown))
-        return {c.id for c in cols if c.id in self._has_embeddings}
+            if name not in by_name:
+                self.store.get_collection(name)  # CollectionNotFound with the names that exist
+                if retry:  # created meanwhile
+                    return self._plan_facts(collections, text, check_embedded, retry=False)
+        if bad is not None:
+            raise InvalidQuery(f"collection names must be strings, not {given[bad]!r}", "collections")
+        return [by_name[n] for n in names if n in by_name], terms, embedded
 
     # ------------------------------------------------------------------ checks
     @staticmethod
@@ -472,6 +517,7 @@ class SearchService:
         records: Mapping[str, ChunkRecord],
         plan: SearchPlan,
         rerank_scores: Mapping[str, float],
+        facts: Mapping[str, HitChunk] | None = None,
     ) -> list[Hit]:
         language_of = {c.name: c.language for c in plan.collections}
         quotes: dict[str, tuple[int, int]] = {}
@@ -486,8 +532,13 @@ class SearchService:
                 MAX_QUOTE_CHARS,
             )
             quotes.update(zip(ids, spans, strict=True))
-        ocr = self.store.ocr_confidences([f.id for f in top])  # pages read by OCR (kaynak.loaders.ocr)
-        stale = stale_chunks(self.store, [f.id for f in top])  # files changed on disk since (kaynak.staleness)
+        ids = [f.id for f in top]
+        if facts is None:
+            ocr = self.store.ocr_confidences(ids)  # pages read by OCR (kaynak.loaders.ocr)
+            stale = stale_chunks(self.store, ids)  # files changed on disk since (kaynak.staleness)
+        else:  # fetched with the chunks (Store.hit_chunks)
+            ocr = {i: c for i in ids if i in facts and (c := facts[i].ocr) is not None}
+            stale = stale_files({i: facts[i].file for i in ids if i in facts})
         hits = []
         for f in top:
             rec = records[f.id]

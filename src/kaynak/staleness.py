@@ -13,7 +13,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,7 +69,11 @@ def file_changed(origin: str | None, size: int | None, mtime_ns: int | None, sha
 
 def stale_chunks(store: Store, chunk_ids: Sequence[str]) -> set[str]:
     """The ids among ``chunk_ids`` whose document's file has changed on disk since it was indexed."""
-    files = store.chunk_files(chunk_ids)
+    return stale_files(store.chunk_files(chunk_ids))
+
+
+def stale_files(files: Mapping[str, tuple[str | None, int | None, int | None, str]]) -> set[str]:
+    """The ids among ``files`` (chunk id → its document's origin, size, mtime_ns, sha256) whose file changed."""
     by_file: dict[tuple[str | None, int | None, int | None, str], bool] = {}
     out = set()
     for cid, key in files.items():
@@ -80,4 +84,4 @@ def stale_chunks(store: Store, chunk_ids: Sequence[str]) -> set[str]:
     return out
 
 
-__all__ = ["HASH_LIMIT", "file_changed", "stale_chunks"]
+__all__ = ["HASH_LIMIT", "file_changed", "stale_chunks", "stale_files"]

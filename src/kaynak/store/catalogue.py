@@ -7,6 +7,7 @@ Vector layout (docs/adr/0001-vector-layout.md): creating a collection creates it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
@@ -14,6 +15,16 @@ from psycopg import sql
 from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
 from kaynak.store.base import StoreBase, like_escape
 from kaynak.types import LANGUAGES, ChunkRecord, Collection, DocumentInfo
+
+
+@dataclass
+class HitChunk:
+    """A search hit's chunk as ``hit_chunks`` returns it: the record, the OCR confidence of its page (None when
+    the page was not read by OCR) and its document's file facts (origin, size, mtime_ns, sha256)."""
+
+    record: ChunkRecord
+    ocr: float | None
+    file: tuple[str | None, int | None, int | None, str]
 
 
 class CatalogueMixin(StoreBase):
@@ -53,17 +64,22 @@ class CatalogueMixin(StoreBase):
         except Conflict:
             return self.get_collection(name)
 
+    # A collection's document and chunk counts come from ``collection_stats`` (migration 8 keeps them at every
+    # commit), not from summing its documents: that sum grew with the number of files and ran on every search.
+    _COLLECTION_SELECT = """
+        SELECT c.id, c.name, c.language, c.embedder, c.dim,
+               coalesce(s.documents, 0), coalesce(s.chunks, 0), c.created_at::text
+        FROM collections c LEFT JOIN collection_stats s ON s.collection_id = c.id
+    """
+
+    @staticmethod
+    def _collection_from_row(r: Sequence[Any]) -> Collection:
+        return Collection(int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7])
+
     def _collection_rows(self, where: str = "", params: Sequence[Any] = ()) -> list[Collection]:
-        query = f"""
-            SELECT c.id, c.name, c.language, c.embedder, c.dim,
-                   count(d.id), coalesce(sum(d.chunk_count), 0), c.created_at::text
-            FROM collections c LEFT JOIN documents d ON d.collection_id = c.id
-            {where}
-            GROUP BY c.id ORDER BY c.name
-        """
         with self._conn() as conn:
-            rows = conn.execute(query, params).fetchall()
-        return [Collection(int(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7]) for r in rows]
+            rows = conn.execute(f"{self._COLLECTION_SELECT} {where} ORDER BY c.name", params).fetchall()
+        return [self._collection_from_row(r) for r in rows]
 
     def list_collections(self) -> list[Collection]:
         return self._collection_rows()
@@ -160,6 +176,46 @@ class CatalogueMixin(StoreBase):
     @staticmethod
     def _chunk_from_row(r: Sequence[Any]) -> ChunkRecord:
         return ChunkRecord(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), int(r[6]), r[7], int(r[8]), int(r[9]), r[10])
+
+    def hit_chunks(
+        self, ids: Sequence[str], probe: tuple[str, Sequence[int], str] | None = None
+    ) -> tuple[dict[str, HitChunk], tuple[str | None, bool] | None]:
+        """The chunks of a search's hits with what a hit shows besides its text (the OCR confidence of its page,
+        the file facts ``stale`` is judged by), in one statement. With ``probe`` = (chunk id, collection ids,
+        language) the same statement answers ``language_probe`` for that chunk (returned second; None without
+        ``probe``); the probed chunk is returned among the hits only if it is in ``ids``."""
+        wanted = list(dict.fromkeys(ids))
+        best, collection_ids, language = probe if probe is not None else (None, (), None)
+        if not wanted and best is None:
+            return {}, None
+        fetch = wanted + ([best] if best is not None and best not in wanted else [])
+        with self._conn() as conn:
+            rows = conn.execute(
+                """
+                SELECT c.id, col.name, c.document_id, d.source, d.title, c.ord, c.page, c.section,
+                       c.char_start, c.char_end, c.text,
+                       CASE WHEN d.metadata ? 'ocr' THEN (d.metadata -> 'ocr' -> 'pages' ->> c.page::text)::float8
+                       END,
+                       d.origin, d.file_size, d.file_mtime_ns, d.sha256,
+                       CASE WHEN c.id = %(best)s THEN d.language END,
+                       CASE WHEN c.id = %(best)s AND d.language <> %(language)s THEN EXISTS (
+                           SELECT 1 FROM documents x WHERE x.collection_id = ANY(%(cols)s) AND x.language = %(language)s
+                       ) ELSE false END
+                FROM chunks c JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                WHERE c.id = ANY(%(ids)s)
+                """,
+                {"ids": fetch, "best": best, "language": language, "cols": list(collection_ids)},
+            ).fetchall()
+        keep = set(wanted)
+        out: dict[str, HitChunk] = {}
+        probed: tuple[str | None, bool] | None = None if probe is None else (None, False)
+        for r in rows:
+            if r[0] in keep:
+                out[r[0]] = HitChunk(self._chunk_from_row(r), None if r[11] is None else float(r[11]),
+                                     (r[12], r[13], r[14], r[15]))
+            if probe is not None and r[0] == best:
+                probed = (r[16], bool(r[17]))
+        return out, probed
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, ChunkRecord]:
         if not ids:

@@ -279,6 +279,63 @@ class RetrievalMixin(StoreBase):
             ).fetchall()
         return {int(r[0]) for r in rows}
 
+    def plan_facts(
+        self,
+        names: Sequence[str] | None,
+        text: str | None,
+        known_embedded: Sequence[int] = (),
+        check_embedded: bool = False,
+        limit: int = MAX_QUERY_LEXEMES,
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+        """What a search plan needs, in one statement: the collections named (``None``: all, by name), for each
+        of their languages ``query_terms`` of ``text`` over that language's collections (when ``text`` is given),
+        and — with ``check_embedded`` — the ids among them with embeddings (``embedded_collection_ids``; those in
+        ``known_embedded`` are taken as they are). Names that do not exist are left out (the caller names them)."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                """
+                WITH cols AS MATERIALIZED (
+                    SELECT c.id, c.name, c.language, c.embedder, c.dim, coalesce(s.documents, 0) AS documents,
+                           coalesce(s.chunks, 0) AS chunks, c.created_at::text AS created
+                    FROM collections c LEFT JOIN collection_stats s ON s.collection_id = c.id
+                    WHERE %(all)s OR c.name = ANY(%(names)s::text[])
+                ),
+                terms AS (
+                    SELECT l.language, u.lexeme, u.pos, EXISTS (SELECT 1 FROM lexeme_stats st
+                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme) AS known
+                    FROM (SELECT language, array_agg(id) AS ids FROM cols GROUP BY language) l,
+                         LATERAL (SELECT v.lexeme, v.positions[1] AS pos
+                                  FROM unnest(to_tsvector(l.language::regconfig, tr_lower(%(text)s::text))) v
+                                  ORDER BY v.positions[1] LIMIT %(limit)s) u
+                    WHERE %(text)s::text IS NOT NULL
+                )
+                SELECT 0 AS kind, id, name, language, embedder, dim, documents, chunks, created,
+                       CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true
+                            ELSE EXISTS (SELECT 1 FROM chunks k WHERE k.collection_id = cols.id
+                                         AND k.embedding IS NOT NULL) END,
+                       NULL::text, NULL::boolean, NULL::int AS pos
+                FROM cols
+                UNION ALL
+                SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, known, pos FROM terms
+                ORDER BY kind, name, language, pos
+                """,
+                {"all": names is None, "names": list(names or []), "text": text, "limit": limit,
+                 "check": check_embedded, "known": list(known_embedded)},
+            ).fetchall()
+        cols: list[Collection] = []
+        embedded: set[int] = set()
+        terms: dict[str, list[tuple[str, bool]]] = {}
+        for r in rows:
+            if r[0] == 0:
+                cols.append(Collection(int(r[1]), r[2], r[3], r[4], int(r[5]), int(r[6]), int(r[7]), r[8]))
+                if r[9]:
+                    embedded.add(int(r[1]))
+                if text is not None:
+                    terms.setdefault(r[3], [])
+            else:
+                terms.setdefault(r[3], []).append((r[10], bool(r[11])))
+        return cols, terms, embedded
+
     def query_terms(
         self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
     ) -> list[tuple[str, bool]]:
