@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     fusion_normalization: Literal["tmm", "minmax"] = Field(
         default="tmm", description="convex fusion: scores normalised from the theoretical minimum (tmm) or min-max."
     )
+    fusion_fill: bool = Field(
+        default=True,
+        description="convex fusion: keyword-leg chunks the vector leg missed get their exact similarity (ADR 0021).",
+    )
     rrf_k: int = Field(default=60, ge=1)
     vector_weight: float = Field(default=1.0, ge=0)
     keyword_weight: float = Field(default=1.0, ge=0)

@@ -258,18 +258,38 @@ class SearchService:
         if plan.mode in ("hybrid", "keyword") and plan.keyword_coverage > 0:
             # the keyword leg runs on its own connection while this thread embeds the query and scans HNSW
             keyword = _LEGS.submit(self._keyword_leg, plan, depth, flt, ranking)
+        vectors: dict[str, Any] = {}  # the query's vector per embedder (the vector leg fills it)
         if plan.mode in ("hybrid", "vector"):
             try:
-                legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder)
+                legs["vector"] = self._vector_leg(text, plan, depth, flt, embedder, vectors)
             except BaseException:
                 if keyword is not None:
                     keyword.cancel()
                 raise
         if keyword is not None:
             legs["keyword"] = keyword.result()
+        both = plan.mode == "hybrid" and bool(legs.get("keyword")) and bool(legs.get("vector"))
+        if both and self.settings.fusion == "convex" and self.settings.fusion_fill:
+            self._fill_vector(plan, legs, vectors)
         if cross_language and plan.mode == "hybrid" and legs.get("keyword") and legs.get("vector"):
             self._cross_language(plan, legs["vector"][0][0])
         return plan, legs
+
+    def _fill_vector(
+        self, plan: SearchPlan, legs: dict[str, list[tuple[str, float]]], vectors: Mapping[str, Any]
+    ) -> None:
+        """Convex fusion's fill-in (ADR 0021): the keyword leg's chunks that the vector leg did not return get their
+        exact cosine similarity, appended after the vector leg's own results (best first among themselves), so the
+        leg's own ranks and best chunk stay the index's. Without it such a chunk counts as the least similar chunk
+        of the collection, and one the keyword leg ranks first can never beat a weak vector match."""
+        seen = {cid for cid, _ in legs["vector"]}
+        missing = [cid for cid, _ in legs["keyword"] if cid not in seen]
+        found: dict[str, float] = {}
+        for col in plan.collections:
+            if missing and col.id in plan.embedded and col.embedder in vectors:
+                found.update(self.store.vector_similarities(col, vectors[col.embedder], missing))
+                missing = [cid for cid in missing if cid not in found]
+        legs["vector"] = legs["vector"] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
 
     def _cross_language(self, plan: SearchPlan, best_vector_chunk: str) -> None:
         """Vector only when the answer is in another language: the query's language is known, the collections
@@ -426,9 +446,17 @@ class SearchService:
 
     # ------------------------------------------------------------------ legs
     def _vector_leg(
-        self, text: str, plan: SearchPlan, depth: int, flt: SearchFilters | None, forced: str | None
+        self,
+        text: str,
+        plan: SearchPlan,
+        depth: int,
+        flt: SearchFilters | None,
+        forced: str | None,
+        vectors: dict[str, Any] | None = None,
     ) -> list[tuple[str, float]]:
-        vectors: dict[str, Any] = {}
+        """HNSW top ``depth`` over the plan's embedded collections as ``(chunk id, cosine similarity)``, best
+        first; ``vectors`` (embedder name → the query's vector) is filled for the caller."""
+        vectors = {} if vectors is None else vectors
         results: list[tuple[str, float]] = []
         for col in plan.collections:
             if forced is not None and forced != col.embedder:

@@ -4,6 +4,7 @@
 - ``catalogue``: collections, documents, pages and chunks as stored (reads; collection create/delete).
 - ``writes``: replace/delete/move a document in one transaction; remembered ingest failures.
 - ``retrieval``: the vector and keyword legs of a search, query stemming, filters.
+- ``scoring``: exact scores of named chunks (convex fusion's fill-in of a leg's missing candidates).
 - ``sync_state``: remembered sources, file stats, the sync lock, watcher heartbeats.
 
 This module holds what ties them together: opening (migrations, replicas), the read view, health, server facts.
@@ -22,6 +23,7 @@ from kaynak.store import migrations
 from kaynak.store.catalogue import CatalogueMixin
 from kaynak.store.connections import Database, map_errors
 from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, tsquery_literal
+from kaynak.store.scoring import ScoringMixin
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
 from kaynak.store.sync_state import SyncStateMixin
 from kaynak.store.writes import WritesMixin, chunk_id
@@ -30,7 +32,7 @@ from kaynak.vocabulary import LANGUAGES
 __all__ = ["MAX_QUERY_LEXEMES", "SearchFilters", "Store", "chunk_id", "tsquery_literal"]
 
 
-class Store(CatalogueMixin, WritesMixin, RetrievalMixin, SyncStateMixin):
+class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncStateMixin):
     """The database. Create with ``Store.open(settings)``; close with ``close()`` (or use as a context manager).
 
     Connections come from ``kaynak.store.connections.Database``: the primary's pool, or a read replica's in the
