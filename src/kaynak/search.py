@@ -384,7 +384,8 @@ class SearchService:
                 names = list(dict.fromkeys(given[:bad]))
         if names == [] and bad is not None:
             raise InvalidQuery(f"collection names must be strings, not {given[bad]!r}", "collections")
-        cols, terms, embedded = self.store.plan_facts(names, text, sorted(self._has_embeddings), check_embedded)
+        known = sorted(self._has_embeddings.copy())  # a copy: other requests may add to it meanwhile
+        cols, terms, embedded = self.store.plan_facts(names, text, known, check_embedded)
         self._has_embeddings.update(embedded)
         if names is None:
             if not cols:
