@@ -394,9 +394,12 @@ def sentence_groups(text: str, size: int = 400) -> list[str]:
     return parts
 
 
-def latency_collection(store: Store, n_chunks: int, vectors: bool = True, reuse: bool = False) -> Collection:
+def latency_collection(
+    store: Store, n_chunks: int, vectors: bool = True, reuse: bool = False, writers: int = 1
+) -> Collection:
     """``n_chunks`` SciFact pieces with e5-like vectors (``vectors=False``: text only, for BM25 at a million).
-    ``reuse``: take the collection as it is, even if a build was stopped before ``n_chunks``."""
+    ``reuse``: take the collection as it is, even if a build was stopped before ``n_chunks``. ``writers``:
+    documents written by that many threads at once (a bulk load; the caller drops and rebuilds the HNSW index)."""
     name = f"bench_latency_{n_chunks}" + ("" if vectors else "_text")
     try:
         col = store.get_collection(name)
@@ -412,26 +415,37 @@ def latency_collection(store: Store, n_chunks: int, vectors: bool = True, reuse:
     if base_vecs is None or len(base_vecs) == 0:
         base_vecs = rng.standard_normal((1000, 384)).astype(np.float32)
     col = store.create_collection(name, "english", "e5-small", 384)
-    t0, made, doc = time.time(), 0, 0
+    if writers > 1:
+        with store._conn() as conn:
+            conn.execute(f"DROP INDEX IF EXISTS chunks_hnsw_{col.id}")
+    t0 = time.time()
     per_doc = 100 if vectors else 1000
-    while made < n_chunks:
+    jobs = []
+    for doc, made in enumerate(range(0, n_chunks, per_doc)):
         texts = [pieces[(made + i) % len(pieces)] for i in range(min(per_doc, n_chunks - made))]
+        centre = base_vecs[rng.integers(0, len(base_vecs), len(texts))]
+        vecs = centre + rng.standard_normal(centre.shape).astype(np.float32) * 0.03
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        jobs.append((doc, made, texts, vecs.astype(np.float32) if vectors else None))
+
+    def write(job: tuple[int, int, list[str], np.ndarray | None]) -> None:
+        doc, made, texts, vecs = job
         page_text, chunks = "", []
         for i, t in enumerate(texts):
             start = len(page_text)
             page_text += t + "\n\n"
             chunks.append(Chunk(i, 1, None, start, start + len(t), t))
-        centre = base_vecs[rng.integers(0, len(base_vecs), len(texts))]
-        vecs = centre + rng.standard_normal(centre.shape).astype(np.float32) * 0.03
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.replace_document(
-            col, f"doc{doc:05d}.txt", uuid.uuid4().hex, f"doc {doc}", {}, [Page(1, page_text)], chunks,
-            vecs if vectors else None,
+            col, f"doc{doc:05d}.txt", uuid.uuid4().hex, f"doc {doc}", {}, [Page(1, page_text)], chunks, vecs
         )
-        made += len(texts)
-        doc += 1
-        if made % 5000 == 0:
-            print(f"  {made}/{n_chunks} chunks ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+        if (made + len(texts)) % 5000 == 0:
+            print(f"  {made + len(texts)}/{n_chunks} chunks ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, writers)) as pool:
+        for _ in pool.map(write, jobs):
+            pass
     print(f"  built {name} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     return store.get_collection(name)
 
@@ -642,47 +656,84 @@ def hnsw_recall_real(args: argparse.Namespace) -> None:
         Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 
-def keyword_sql(args: argparse.Namespace) -> None:
-    """The keyword leg's three BM25 paths on a database opened WITHOUT Store (no migrations run): the SQL that
-    ``Store.keyword_search`` sends, interleaved claim by claim on one connection, wall time and backend CPU.
+TEXT_COPY = "bench_postings_text"
 
-    For databases too big to migrate for a benchmark (migration 10 rebuilds every posting): the pruned
-    functions of migrations 8 and 9 must already be there."""
+
+def ensure_text_copy(conn: Any, cid: int) -> None:
+    """A copy of the collection's postings named by text chunk ids (schema 11, before migration 12), its primary
+    key freshly built like the migrated one, and migration 9's function over it: the old leg, side by side."""
+    from kaynak.store.migrations.bm25_pruning import TEXT_KEY, topk_function
+    from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
+
+    if conn.execute("SELECT to_regclass(%s)", (TEXT_COPY,)).fetchone()[0] is None:
+        t0 = time.perf_counter()
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        conn.execute(
+            f"CREATE TABLE {TEXT_COPY} AS SELECT p.collection_id, p.lexeme, k.id AS chunk_id, p.document_id, p.tf, "
+            f"p.dl FROM postings p JOIN chunks k ON {CHUNK_OF_KEY.format(key='p.chunk_key')} "
+            "WHERE p.collection_id = %s ORDER BY 1, 2, 3", (cid,),
+        )
+        conn.execute(f"ALTER TABLE {TEXT_COPY} ADD PRIMARY KEY (collection_id, lexeme, chunk_id) "
+                     "INCLUDE (document_id, tf, dl)")
+        conn.execute(f"VACUUM ANALYZE {TEXT_COPY}")
+        print(f"  text-keyed copy of the postings built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    body = topk_function(f"{TEXT_COPY}_topk", TEXT_KEY).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+    for clause in ("FROM", "JOIN"):
+        body = body.replace(f"{clause} postings q", f"{clause} {TEXT_COPY} q")
+    conn.execute(body)
+    conn.execute("VACUUM ANALYZE postings")
+
+
+def keyword_sql(args: argparse.Namespace) -> None:
+    """The keyword leg's BM25 paths by SQL alone, interleaved claim by claim on one connection, wall time and
+    backend CPU: ``kaynak_bm25_topk`` over chunk keys (migration 12, what ``Store.keyword_search`` sends), the
+    full sum of every posting (the reference), and with ``--text-copy`` migration 9's function over a text-keyed
+    copy of the same postings (the leg before migration 12). The database is opened without Store (no
+    migrations run); it must be at schema 12 or later."""
     import psycopg
 
     sqlgen = Store.__new__(Store)  # only the SQL builders: no connection, no migration
-    variants = {**PRUNED, "old full (every posting)": False}
+    variants: dict[str, bool | str] = {**PRUNED, "old full (every posting)": False}
     with psycopg.connect(args.url, autocommit=True) as conn:
         cid, language = conn.execute("SELECT id, language FROM collections WHERE name = %s",
                                      (args.collection,)).fetchone()
+        if args.text_copy:
+            ensure_text_copy(conn, cid)
+            variants = {"migration 9 over text chunk ids (before)": "text", **variants}
         pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         claims = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
         lexemes = [[r[0] for r in conn.execute("SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
                                                "ORDER BY positions[1]", (language, q)).fetchall()] for q in claims]
+
+        def query(lx: list[str], how: bool | str) -> tuple[Any, list[Any]]:
+            if how == "text":
+                return (f"SELECT chunk_id, score FROM {TEXT_COPY}_topk(%s, %s, 40, 0.9, 0.4, NULL, 8000, 2000, 0.5) "
+                        'ORDER BY score DESC, chunk_id COLLATE "C"', [cid, lx])
+            if how:
+                return sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, True)
+            return sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None)
+
         times: dict[str, list[float]] = {label: [] for label in variants}
         cpu: dict[str, float] = dict.fromkeys(variants, 0.0)
         results: dict[str, list[list[tuple]]] = {label: [] for label in variants}
         for lx in lexemes[:3]:  # warm-up: plans, caches
             for how in variants.values():
-                query, params = (sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, how) if how
-                                 else sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None))
-                conn.execute(query, params).fetchall()
+                conn.execute(*query(lx, how)).fetchall()
         for lx in lexemes:
             for label, how in variants.items():
-                if how:
-                    query, params = sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, how)
-                else:
-                    query, params = sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None)
                 c0, t0 = backend_cpu_s(pid), time.perf_counter()
-                results[label].append(conn.execute(query, params).fetchall())
+                results[label].append(conn.execute(*query(lx, how)).fetchall())
                 times[label].append(time.perf_counter() - t0)
                 c1 = backend_cpu_s(pid)
                 cpu[label] += (c1 - c0) if c0 is not None and c1 is not None else float("nan")
     full = results["old full (every posting)"]
-    equal = sum(all(len(a) == len(b) and all(math.isclose(x[1], y[1], rel_tol=1e-12) for x, y in zip(a, b, strict=True))
-                    for a, b in zip(results[label], full, strict=True)) for label in PRUNED)
+    equal = all(
+        len(a) == len(b) and all(math.isclose(x[1], y[1], rel_tol=1e-12) for x, y in zip(a, b, strict=True))
+        for label in variants if label != "old full (every posting)"
+        for a, b in zip(results[label], full, strict=True)
+    )
     report = {"collection": args.collection, "claims": len(lexemes), "machine": cpu_facts(),
-              "pruned paths equal to full (scores to 1e-12, all claims)": equal == len(PRUNED),
+              "every path equal to the full sum (scores to 1e-12, all claims)": equal,
               "keyword leg (top 40)": {label: {"p50 ms": round(pct(times[label], 50), 1),
                                                "p95 ms": round(pct(times[label], 95), 1),
                                                "backend CPU ms/query": round(cpu[label] * 1000 / len(lexemes), 1)}
@@ -800,7 +851,7 @@ def lancedb_queries(tbl: Any, queries: list[str], qvecs: np.ndarray, rows: dict[
     return rows
 
 
-PRUNED = {"new (kaynak_bm25_topk)": True, "MaxScore (migration 6)": "maxscore"}
+PRUNED = {"new (kaynak_bm25_topk)": True}
 
 
 def check_pruned(store: Store, col: Collection, lexemes: list[list[str]], k: int = 40) -> int:
@@ -857,10 +908,13 @@ def scale_collection(store: Store, args: argparse.Namespace) -> tuple[Collection
         store.get_collection(f"bench_latency_{args.chunks}" + ("_text" if args.text_only else ""))
     except Exception:  # CollectionNotFound
         existed = False
-    col = latency_collection(store, args.chunks, vectors=not args.text_only, reuse=args.reuse)
+    col = latency_collection(store, args.chunks, vectors=not args.text_only, reuse=args.reuse,
+                             writers=1 if existed else args.writers)
     report: dict[str, Any] = {"chunks": col.chunk_count, "documents": col.document_count, "machine": cpu_facts()}
     report["ingest s"] = None if existed else round(time.perf_counter() - t0, 1)
-    if args.rebuild_hnsw:
+    if not existed and args.writers > 1:
+        report["ingest"] = f"{args.writers} writer threads, HNSW index dropped during the load and built after it"
+    if args.rebuild_hnsw or (not existed and args.writers > 1 and not args.text_only):
         report["hnsw build s"] = round(rebuild_hnsw(store, col, args.maintenance_work_mem, args.parallel_workers), 1)
         report["hnsw build settings"] = (
             f"maintenance_work_mem {args.maintenance_work_mem}, {args.parallel_workers} parallel workers"
@@ -1003,6 +1057,8 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--rebuild-hnsw", action="store_true", help="time a fresh HNSW build")
     sc.add_argument("--maintenance-work-mem", default="1GB")
     sc.add_argument("--parallel-workers", type=int, default=1)
+    sc.add_argument("--writers", type=int, default=1,
+                    help="bulk build: documents written by N threads, the HNSW index built after the load")
     sc.add_argument("--json", help="write the report here")
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
@@ -1013,10 +1069,12 @@ def main(argv: list[str] | None = None) -> None:
     rr.add_argument("--queries", type=int, default=1000)
     rr.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")], default=[40, 100, 200])
     rr.add_argument("--json", help="write the report here")
-    ks = sub.add_parser("keyword-sql", help="the keyword leg's BM25 paths by SQL alone (a database not migrated)")
+    ks = sub.add_parser("keyword-sql", help="the keyword leg's BM25 paths by SQL alone (no migrations run)")
     ks.add_argument("--url", required=True, help="database URL (kaynak_bm25_topk and collection_stats present)")
     ks.add_argument("--collection", required=True)
     ks.add_argument("--queries", type=int, default=60)
+    ks.add_argument("--text-copy", action="store_true",
+                    help="also migration 9's leg over a text-keyed copy of the postings (built once, kept)")
     ks.add_argument("--json", help="write the report here")
     args, _unknown = parser.parse_known_args(argv)
     if args.command == "hnsw-recall":

@@ -109,10 +109,10 @@ def db_mismatches(store: Store, collection: str, root: Path) -> list[str]:
                 if page[start:end] != text or not embedded:
                     problems.append(f"{source}: chunk {ord_} not true to its page or not embedded")
             bad = conn.execute(
-                "SELECT count(*) FROM postings WHERE document_id = %s AND chunk_id NOT IN "
-                "(SELECT id FROM chunks WHERE document_id = %s)",
+                "SELECT count(*) FROM postings WHERE document_id = %s AND chunk_key NOT IN "
+                "(SELECT kaynak_chunk_key(document_id, ord) FROM chunks WHERE document_id = %s)",
                 (doc_id, doc_id),
             ).fetchone()[0]
             if bad:
-                problems.append(f"{source}: {bad} postings on unknown chunk ids")
+                problems.append(f"{source}: {bad} postings on unknown chunks")
     return problems

@@ -122,7 +122,7 @@ def test_concurrent_ingests_sharded_ingests_and_two_servers(
                 """
                 SELECT count(*), sum(d.chunk_count),
                        (SELECT count(*) FROM chunks c JOIN collections k ON k.id = c.collection_id WHERE k.name = %s),
-                       (SELECT count(DISTINCT p.chunk_id) FROM postings p
+                       (SELECT count(DISTINCT p.chunk_key) FROM postings p
                           JOIN collections k ON k.id = p.collection_id WHERE k.name = %s)
                 FROM documents d JOIN collections k ON k.id = d.collection_id WHERE k.name = %s
                 """,

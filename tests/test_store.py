@@ -209,7 +209,7 @@ def test_bm25_prefers_rare_terms_and_stays_right_after_changes(store: Store, uni
     with store._conn() as conn:
         n_doc = conn.execute("SELECT sum(chunk_count) FROM documents WHERE collection_id=%s", (col.id,)).fetchone()[0]
         n_post = conn.execute(
-            "SELECT count(DISTINCT chunk_id) FROM postings WHERE collection_id=%s", (col.id,)
+            "SELECT count(DISTINCT chunk_key) FROM postings WHERE collection_id=%s", (col.id,)
         ).fetchone()[0]
     assert n_doc == n_post == 6
     store.delete_collection(unique_name)

@@ -19,12 +19,14 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
+from kaynak.store.migrations.chunk_keys import CHUNK_KEY_BITS, CHUNK_OF_KEY
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
-# ``keyword_search(pruned=…)`` → the SQL function that ranks: migration 9's (shipped) or migration 6's (kept for
-# the side-by-side benchmark).
-BM25_FUNCTIONS: dict[bool | str, str] = {True: "kaynak_bm25_topk", "maxscore": "kaynak_bm25_top"}
+# ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
+BM25_FUNCTIONS: dict[bool, str] = {True: "kaynak_bm25_topk"}
+# The chunks row of a BM25 result row ``t`` (its chunk key back to document and position).
+_CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
 
 
 @dataclass
@@ -165,7 +167,7 @@ class RetrievalMixin(StoreBase):
         b: float = 0.4,
         *,
         lexemes: Sequence[str] | None = None,
-        pruned: bool | str = True,
+        pruned: bool = True,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
 
@@ -173,8 +175,9 @@ class RetrievalMixin(StoreBase):
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
         ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)). ``pruned`` (default) runs
         ``kaynak_bm25_topk`` (MaxScore over ``lexeme_stats``, docs/adr/0012-bm25-pruning.md, with the per-posting
-        work of docs/adr/0020-bm25-leg.md), which returns the same top k and scores as summing every posting of
-        every term (``pruned=False``, the reference); ``pruned="maxscore"`` runs migration 6's version of it.
+        work of docs/adr/0020-bm25-leg.md over integer chunk keys, docs/adr/0022-bm25-chunk-keys.md), which
+        returns the same top k and scores as summing every posting of every term (``pruned=False``, the reference).
+        Ties are broken by document and position in both.
         """
         if not collections:
             return []
@@ -211,22 +214,26 @@ class RetrievalMixin(StoreBase):
 
     def _bm25_pruned_sql(
         self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None,
-        pruned: bool | str,
+        pruned: bool = True,
     ) -> tuple[sql.Composable, list[Any]]:
-        """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path)."""
+        """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
+        the k best chunk keys are turned back into chunk ids."""
         if pruned not in BM25_FUNCTIONS:
-            raise ValueError(f"pruned must be True, False or 'maxscore', not {pruned!r}")
+            raise ValueError(f"pruned must be True or False, not {pruned!r}")
         docs, params = self._filter_documents_sql(ids, filters)
         query_sql = sql.SQL(
             """
-            SELECT t.chunk_id, t.score
-            FROM unnest(%s::bigint[]) AS c(id),
-                 LATERAL {fn}(
-                     c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
-                 ) t
-            ORDER BY t.score DESC, t.chunk_id COLLATE "C" LIMIT %s
+            SELECT k.id, t.score
+            FROM (SELECT t.chunk_key, t.score
+                    FROM unnest(%s::bigint[]) AS c(id),
+                         LATERAL {fn}(
+                             c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
+                         ) t
+                   ORDER BY t.score DESC, t.chunk_key LIMIT %s) t
+            JOIN chunks k ON {chunk}
+            ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTIONS[pruned]), docs=docs)
+        ).format(fn=sql.Identifier(BM25_FUNCTIONS[pruned]), docs=docs, chunk=_CHUNK_OF_T)
         return query_sql, [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
 
     def _bm25_full_sql(
@@ -237,7 +244,7 @@ class RetrievalMixin(StoreBase):
         query_sql = sql.SQL(
             """
             WITH p AS MATERIALIZED (
-                SELECT collection_id, lexeme, chunk_id COLLATE "C" AS chunk_id, document_id, tf, dl
+                SELECT collection_id, lexeme, chunk_key, chunk_key >> {bits} AS document_id, tf, dl
                 FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
             ),
             df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
@@ -246,15 +253,18 @@ class RetrievalMixin(StoreBase):
                        greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
                 FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
             )
-            SELECT p.chunk_id,
-                   sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                       * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
-            FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
-            WHERE {cond}
-            GROUP BY p.chunk_id
-            ORDER BY score DESC, p.chunk_id LIMIT %s
+            SELECT k.id, t.score FROM (
+                SELECT p.chunk_key,
+                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                           * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+                WHERE {cond}
+                GROUP BY p.chunk_key
+                ORDER BY score DESC, p.chunk_key LIMIT %s
+            ) t JOIN chunks k ON {chunk}
+            ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(cond=cond)
+        ).format(cond=cond, bits=sql.Literal(CHUNK_KEY_BITS), chunk=_CHUNK_OF_T)
         return query_sql, [ids, lexemes, ids, k1, k1, b, b, *params, k]
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase
-from kaynak.store.migrations.document_context import POSTINGS_SELECT
+from kaynak.store.migrations.chunk_keys import KEYED_POSTINGS_SELECT
 from kaynak.types import Chunk, Collection, Page
 
 
@@ -154,9 +154,9 @@ class WritesMixin(StoreBase):
                                 vec,
                             )
                         )
-            conn.execute(  # each chunk's terms merged with its document's title terms (migration 10)
-                "INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl) "
-                + POSTINGS_SELECT.format(where="c.document_id = %s"),
+            conn.execute(  # each chunk's terms merged with its document's title terms, keyed (migrations 10, 12)
+                "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
+                + KEYED_POSTINGS_SELECT.format(where="c.document_id = %s"),
                 (doc_id,),
             )
             conn.execute(
@@ -199,7 +199,8 @@ class WritesMixin(StoreBase):
         """Re-point the document at ``old_source`` (with content ``sha256``) to ``new_source``: a renamed or moved
         file, its pages, chunks and vectors kept (nothing re-embedded). Chunk ids are rewritten to
         ``chunk_id(collection, new_source, sha256, ord)`` (ids stay a function of the identity, so the old source
-        can be ingested again later without a clash). Returns False, changing nothing, when the old document is
+        can be ingested again later without a clash; the postings, keyed by document and position, stay as they are).
+        Returns False, changing nothing, when the old document is
         gone or has other content, or the new source is taken (the caller ingests the file instead)."""
         first, second = sorted((old_source, new_source))
         with self._conn() as conn, conn.transaction():
@@ -230,11 +231,6 @@ class WritesMixin(StoreBase):
             conn.execute(
                 "UPDATE chunks c SET id = m.new FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
                 "WHERE c.document_id = %s AND c.id = m.old",
-                (olds, news, doc_id),
-            )
-            conn.execute(
-                "UPDATE postings p SET chunk_id = m.new FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
-                "WHERE p.document_id = %s AND p.chunk_id = m.old",
                 (olds, news, doc_id),
             )
             conn.execute(

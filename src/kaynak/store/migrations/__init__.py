@@ -18,6 +18,7 @@ from kaynak.store.migrations.bm25_pruning import (
     m8_collection_stats,
     m9_bm25_topk,
 )
+from kaynak.store.migrations.chunk_keys import m12_chunk_keys
 from kaynak.store.migrations.document_context import m10_header_terms, m11_document_language
 from kaynak.store.migrations.ingest_outcomes import m3_document_warnings_origin, m4_ingest_failures
 from kaynak.store.migrations.sync_sources import m7_sync_sources
@@ -139,6 +140,7 @@ MIGRATIONS: list[Migration] = [
     Migration(9, "kaynak_bm25_topk: pruned BM25 with per-term constants over collection_stats", m9_bm25_topk),
     Migration(10, "postings carry each chunk's document title terms: kaynak_header_tsv (issue 17)", m10_header_terms),
     Migration(11, "documents.language detected from the text (issue 17)", m11_document_language),
+    Migration(12, "postings keyed by an integer chunk key (document << 24 | ord) (issue 14)", m12_chunk_keys),
 ]
 
 

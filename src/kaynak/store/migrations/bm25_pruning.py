@@ -28,6 +28,8 @@ pruned=False)``), up to the last bits of floating-point addition order. Queries 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import psycopg
 
 # One term's BM25 contribution, written exactly as the full query in Store.keyword_search writes it, so both
@@ -293,23 +295,38 @@ def m8_collection_stats(conn: psycopg.Connection) -> None:
 _TERM8 = "{t}.c1 * {p}.tf / ({p}.tf + v_c2 + v_c3 * {p}.dl)"
 
 
-def _postings_of(terms: str, p: str = "p", filtered: bool = True) -> str:
+@dataclass(frozen=True)
+class ChunkKey:
+    """How the postings name a chunk: migration 9's text ``chunk_id``, or migration 12's ``chunk_key`` (bigint,
+    ``document_id << 24 | ord``; the document is ``chunk_key >> 24``)."""
+
+    column: str
+    type: str
+    collate: str  # the tie-break's collation
+    document: str  # the posting's document id, from the primary key's columns
+
+
+TEXT_KEY = ChunkKey("chunk_id", "text", ' COLLATE "C"', "q.document_id")
+INT_KEY = ChunkKey("chunk_key", "bigint", "", "(q.chunk_key >> 24)")
+
+
+def _postings_of(terms: str, p: str = "p", filtered: bool = True, key: ChunkKey = TEXT_KEY) -> str:
     """The postings of each term in ``terms`` (an ``unnest(lexemes, c1s) AS t(lexeme, c1)`` slice), one scan per
-    term on the primary key, as ``{p}(chunk_id, tf, dl)`` beside ``t``."""
-    docs = "AND (p_documents IS NULL OR q.document_id = ANY(p_documents))" if filtered else ""
+    term on the primary key, as ``{p}(<key>, tf, dl)`` beside ``t``."""
+    docs = f"AND (p_documents IS NULL OR {key.document} = ANY(p_documents))" if filtered else ""
     return f"""unnest({terms}) AS t(lexeme, c1)
               CROSS JOIN LATERAL (
-                    SELECT q.chunk_id, q.tf, q.dl FROM postings q
+                    SELECT q.{key.column}, q.tf, q.dl FROM postings q
                      WHERE q.collection_id = p_collection AND q.lexeme = t.lexeme {docs}) {p}"""
 
 
-def _probe(terms: str, chunk: str) -> str:
+def _probe(terms: str, chunk: str, key: ChunkKey = TEXT_KEY) -> str:
     """The summed score of ``chunk`` for the terms in ``terms`` (primary-key probes), as ``e(s)``."""
     return f"""CROSS JOIN LATERAL (
                     SELECT sum({_TERM8.format(t="t", p="q")}) AS s
                       FROM unnest({terms}) AS t(lexeme, c1)
                       JOIN postings q ON q.collection_id = p_collection AND q.lexeme = t.lexeme
-                                     AND q.chunk_id = {chunk}) e"""
+                                     AND q.{key.column} = {chunk}) e"""
 
 
 def m9_bm25_topk(conn: psycopg.Connection) -> None:
@@ -323,13 +340,18 @@ def m9_bm25_topk(conn: psycopg.Connection) -> None:
     every term's postings come from their own lateral scan that carries the term's constant, and the score is
     three operations (docs/performance-search.md has the measurement).
     """
+    conn.execute(topk_function("kaynak_bm25_topk", TEXT_KEY))
+
+
+def topk_function(name: str, key: ChunkKey) -> str:
+    """``CREATE FUNCTION name(...)``: the pruned BM25 top k over postings whose chunks are named by ``key``."""
     score = _TERM8.format(t="t", p="p")
-    conn.execute(
-        f"""
-        CREATE FUNCTION kaynak_bm25_topk(
+    k, post = key.column, key
+    return f"""
+        CREATE FUNCTION {name}(
             p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[],
             p_min_postings int DEFAULT 8000, p_seed_postings int DEFAULT 2000, p_split float8 DEFAULT 0.5
-        ) RETURNS TABLE (chunk_id text, score float8)
+        ) RETURNS TABLE ({k} {key.type}, score float8)
         LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
         #variable_conflict use_column
         DECLARE
@@ -347,7 +369,7 @@ def m9_bm25_topk(conn: psycopg.Connection) -> None:
             v_i int;           -- terms 1..v_i are read in full; the others only probed
             v_theta float8;
             v_eps float8;
-            v_ids text[];
+            v_ids {key.type}[];
             v_part float8[];
             v_rest_df bigint;
         BEGIN
@@ -389,10 +411,10 @@ def m9_bm25_topk(conn: psycopg.Connection) -> None:
             IF v_seed < v_count THEN
                 SELECT min(f.s) INTO v_theta FROM (
                     SELECT top.s + coalesce(e.s, 0) AS s
-                      FROM (SELECT p.chunk_id, sum({score}) AS s
-                              FROM {_postings_of("v_lex[1:v_seed], v_c1[1:v_seed]")}
-                             GROUP BY p.chunk_id ORDER BY s DESC LIMIT 4 * p_k) top
-                      {_probe("v_lex[v_seed + 1:], v_c1[v_seed + 1:]", "top.chunk_id")}
+                      FROM (SELECT p.{k}, sum({score}) AS s
+                              FROM {_postings_of("v_lex[1:v_seed], v_c1[1:v_seed]", key=post)}
+                             GROUP BY p.{k} ORDER BY s DESC LIMIT 4 * p_k) top
+                      {_probe("v_lex[v_seed + 1:], v_c1[v_seed + 1:]", "top." + k, post)}
                      ORDER BY 1 DESC LIMIT p_k) f
                  HAVING count(*) >= p_k;
             END IF;
@@ -406,20 +428,20 @@ def m9_bm25_topk(conn: psycopg.Connection) -> None:
             END LOOP;
             IF v_i = v_count THEN
                 RETURN QUERY
-                SELECT p.chunk_id, sum({score}) AS score
-                  FROM {_postings_of("v_lex, v_c1")}
-                 GROUP BY p.chunk_id
-                 ORDER BY 2 DESC, p.chunk_id COLLATE "C"
+                SELECT p.{k}, sum({score}) AS score
+                  FROM {_postings_of("v_lex, v_c1", key=post)}
+                 GROUP BY p.{k}
+                 ORDER BY 2 DESC, p.{k}{key.collate}
                  LIMIT p_k;
                 RETURN;
             END IF;
 
             -- 3. Candidates: chunks of those terms whose partial score plus the other terms' bounds reaches θ;
             --    the other terms are probed per candidate, or read once when that is cheaper.
-            SELECT array_agg(c.chunk_id), array_agg(c.s) INTO v_ids, v_part
-              FROM (SELECT p.chunk_id, sum({score}) AS s
-                      FROM {_postings_of("v_lex[1:v_i], v_c1[1:v_i]")}
-                     GROUP BY p.chunk_id) c
+            SELECT array_agg(c.{k}), array_agg(c.s) INTO v_ids, v_part
+              FROM (SELECT p.{k}, sum({score}) AS s
+                      FROM {_postings_of("v_lex[1:v_i], v_c1[1:v_i]", key=post)}
+                     GROUP BY p.{k}) c
              WHERE c.s + v_rest[v_i + 1] >= v_theta - v_eps;
             IF v_ids IS NULL THEN
                 RETURN;
@@ -427,21 +449,20 @@ def m9_bm25_topk(conn: psycopg.Connection) -> None:
             SELECT sum(x) INTO v_rest_df FROM unnest(v_df[v_i + 1:]) x;
             IF cardinality(v_ids) * 12 < v_rest_df THEN  -- a probe costs about as much as reading 12 postings
                 RETURN QUERY
-                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
-                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
-                  {_probe("v_lex[v_i + 1:], v_c1[v_i + 1:]", "c.chunk_id")}
-                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                SELECT c.{k}, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c({k}, s)
+                  {_probe("v_lex[v_i + 1:], v_c1[v_i + 1:]", "c." + k, post)}
+                 ORDER BY 2 DESC, c.{k}{key.collate}
                  LIMIT p_k;
             ELSE
                 RETURN QUERY
-                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
-                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
-                  LEFT JOIN (SELECT p.chunk_id, sum({score}) AS s
-                               FROM {_postings_of("v_lex[v_i + 1:], v_c1[v_i + 1:]", filtered=False)}
-                              GROUP BY p.chunk_id) e ON e.chunk_id = c.chunk_id
-                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                SELECT c.{k}, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c({k}, s)
+                  LEFT JOIN (SELECT p.{k}, sum({score}) AS s
+                               FROM {_postings_of("v_lex[v_i + 1:], v_c1[v_i + 1:]", filtered=False, key=post)}
+                              GROUP BY p.{k}) e ON e.{k} = c.{k}
+                 ORDER BY 2 DESC, c.{k}{key.collate}
                  LIMIT p_k;
             END IF;
         END $$;
         """
-    )

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import psycopg
 
-# The postings of every chunk of the documents matched by {where}: the chunk's terms merged with its document's
-# header terms; tf and the chunk length dl both count them. store/writes.py runs the same SELECT for one document.
-POSTINGS_SELECT = """
-    SELECT c.collection_id, u.lexeme, c.id, c.document_id, cardinality(u.positions), t.dl
+
+def postings_select(chunk: str) -> str:
+    """The postings of every chunk of the documents matched by ``{where}``: the chunk's terms merged with its
+    document's header terms (tf and the chunk length dl both count them), the chunk named by the SQL ``chunk``."""
+    return (
+        f"""
+    SELECT c.collection_id, u.lexeme, {chunk}, c.document_id, cardinality(u.positions), t.dl"""
+        """
     FROM chunks c
     JOIN documents d ON d.id = c.document_id
     CROSS JOIN LATERAL (SELECT c.tsv || kaynak_header_tsv(c.language, d.title) AS v) h
@@ -28,6 +32,11 @@ POSTINGS_SELECT = """
     CROSS JOIN LATERAL unnest(h.v) u
     WHERE {where}
 """
+    )
+
+
+# Migration 10's postings, named by the chunk's text id (the writer uses migration 12's chunk keys since).
+POSTINGS_SELECT = postings_select("c.id")
 
 
 def m10_header_terms(conn: psycopg.Connection) -> None:
