@@ -21,6 +21,7 @@ for benchmarks/docqa against an ingested collection (file hit@1 / hit@5 per lang
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -97,8 +98,11 @@ def _run_legs(
         plan, legs = service.legs(text, [collection], mode="hybrid", k=DEPTH)
         if variant:
             legs = {f"keyword:{variant}": legs.get("keyword", [])}
+        # the service appends the keyword leg's chunks its HNSW search missed, exactly scored, after its own DEPTH
+        # (ADR 0021's fill-in): "filled" counts them, so that a configuration can fuse without them
+        filled = max(0, len(legs.get("vector", [])) - DEPTH)
         out[qid] = {"coverage": plan.keyword_coverage, "legs": legs, "lexemes": plan.query_lexemes,
-                    "cross": plan.cross_language}
+                    "cross": plan.cross_language, "filled": filled}
         if i % 100 == 0:
             progress(f"  {i}/{len(texts)} queries, {time.perf_counter() - t0:.0f} s")
     return out
@@ -152,7 +156,7 @@ def _save(
         old = data["queries"].get(qid, {"legs": {}})
         old["legs"].update(q["legs"])
         if not variant:
-            old.update(coverage=q["coverage"], lexemes=q["lexemes"], cross=q["cross"])
+            old.update(coverage=q["coverage"], lexemes=q["lexemes"], cross=q["cross"], filled=q["filled"])
         data["queries"][qid] = old
     data["source"].update(source)
     path.write_text(json.dumps(data))
@@ -163,24 +167,29 @@ def _save(
 @dataclass(frozen=True)
 class Config:
     """One fusion: ``rrf`` (k, keyword weight) or ``convex`` (normalisation, keyword share alpha), with or
-    without the keyword coverage factor, over the named keyword leg."""
+    without the keyword coverage factor, over the named keyword leg; convex with or without the vector leg's
+    fill-in (the keyword leg's chunks the vector leg missed, exactly scored; ADR 0021)."""
 
     fusion: str
     param: float | str
     weight: float
     coverage: bool = True
     keyword: str = "keyword"
+    fill: bool = False
 
     def label(self) -> str:
         cov = "·cov" if self.coverage else ""
         kw = "" if self.keyword == "keyword" else f" [{self.keyword}]"
         if self.fusion == "rrf":
             return f"rrf k={self.param} w_kw={self.weight:g}{cov}{kw}"
-        return f"convex {self.param} α={self.weight:g}{cov}{kw}"
+        return f"convex {self.param} α={self.weight:g}{cov}{' fill' if self.fill else ''}{kw}"
 
-    def fuse(self, legs: Mapping[str, Sequence[tuple[str, float]]], coverage: float) -> list[Fused]:
+    def fuse(self, legs: Mapping[str, Sequence[tuple[str, float]]], coverage: float, filled: int = 0) -> list[Fused]:
         kw = legs.get(self.keyword, [])
-        use = {"vector": legs.get("vector", []), "keyword": kw}
+        vector = legs.get("vector", [])
+        if filled and not (self.fill and self.fusion == "convex"):
+            vector = vector[: len(vector) - filled]
+        use = {"vector": vector, "keyword": kw}
         c = coverage if self.coverage else 1.0
         if self.fusion == "rrf":
             return rrf(use, k=int(self.param), weights={"vector": 1.0, "keyword": self.weight * c})
@@ -192,8 +201,8 @@ def grid(keyword: str = "keyword") -> list[Config]:
     configs = [Config("rrf", k, w, cov, keyword)
                for k, w, cov in itertools.product((10, 20, 60), (0.3, 0.5, 0.7, 1.0), (True, False))]
     alphas = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
-    configs += [Config("convex", n, a, cov, keyword)
-                for n, a, cov in itertools.product(("tmm", "minmax"), alphas, (True, False))]
+    configs += [Config("convex", n, a, cov, keyword, fill)
+                for n, a, cov, fill in itertools.product(("tmm", "minmax"), alphas, (True, False), (False, True))]
     return configs
 
 
@@ -201,11 +210,14 @@ def grid(keyword: str = "keyword") -> list[Config]:
 class Scored:
     """A collected set, ready to score rankings of chunks as documents (best chunk per document)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, part: str | None = None) -> None:
+        """``part`` ``a`` or ``b``: one of two disjoint halves of the set's queries (by a hash of the query id), so
+        that one large set can be tuned on one half and measured on the other."""
         data = json.loads(path.read_text())
-        self.name: str = data["set"]
+        self.name: str = data["set"] + (f":{part}" if part else "")
         self.qrels: dict[str, dict[str, int]] = data["qrels"]
-        self.queries: dict[str, Any] = {q: v for q, v in data["queries"].items() if q in self.qrels}
+        self.queries: dict[str, Any] = {q: v for q, v in data["queries"].items()
+                                        if q in self.qrels and (part is None or _half(q) == part)}
         self.source: dict[str, str] = data["source"]
 
     def ndcg(self, ranking_of: Callable[[Mapping[str, Any]], Iterable[str]]) -> float:
@@ -218,7 +230,17 @@ class Scored:
         return self.ndcg(lambda q: [c for c, _ in q["legs"].get(name, [])])
 
     def fused(self, config: Config) -> float:
-        return self.ndcg(lambda q: [f.id for f in config.fuse(q["legs"], _coverage(q))][:DEPTH])
+        return self.ndcg(lambda q: [f.id for f in config.fuse(q["legs"], _coverage(q), q.get("filled", 0))][:DEPTH])
+
+
+def _half(qid: str) -> str:
+    return "ab"[int(hashlib.md5(qid.encode()).hexdigest(), 16) % 2]
+
+
+def scored(name: str) -> Scored:
+    """``set`` or ``set:a`` / ``set:b`` (a half of its queries) from the cache."""
+    base, _, part = name.partition(":")
+    return Scored(CACHE / f"{base}.json", part or None)
 
 
 def _coverage(q: Mapping[str, Any]) -> float:
@@ -244,7 +266,7 @@ def question_table(configs: Sequence[Config]) -> dict[str, dict[str, tuple[float
 
     out = {leg: hits(lambda q, leg=leg: [c for c, _ in q["legs"].get(leg, [])]) for leg in ("keyword", "vector")}
     for c in configs:
-        out[c.label()] = hits(lambda q, c=c: [f.id for f in c.fuse(q["legs"], _coverage(q))])
+        out[c.label()] = hits(lambda q, c=c: [f.id for f in c.fuse(q["legs"], _coverage(q), q.get("filled", 0))])
     return out
 
 
@@ -275,7 +297,7 @@ def cross_validate(
 def tune(names: Sequence[str], keyword: str, top: int) -> dict[str, Any]:
     """Every configuration on every set; cross-validated among those the service runs (the keyword leg's weight
     always × coverage, ADR 0005); the others are printed for comparison."""
-    sets = [Scored(CACHE / f"{n}.json") for n in names]
+    sets = [scored(n) for n in names]
     legs = {s.name: {"vector": s.leg("vector"), "keyword": s.leg(keyword)} for s in sets}
     best_leg = {n: max(v.values()) for n, v in legs.items()}
     scores = table(sets, grid(keyword))
@@ -314,26 +336,26 @@ def print_tune(result: Mapping[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=("collect", "tune", "questions"))
-    ap.add_argument("sets", nargs="*", help=f"dev sets: {', '.join(SETS)}")
+    ap.add_argument("sets", nargs="*", help=f"dev sets: {', '.join(SETS)}; tune: SET:a / SET:b = halves of its queries")
     ap.add_argument("--keyword-variant", default=None, help="collect: store the keyword leg as keyword:<name>")
     ap.add_argument("--keyword", default="keyword", help="tune: which keyword leg to fuse (keyword:<name>)")
     ap.add_argument("--top", type=int, default=8, help="tune: how many of the best configurations to print")
     ap.add_argument("--json", type=Path, default=None, help="tune: also write the result here")
     ap.add_argument("--collection", default=None, help="questions: collect the docqa legs from this collection")
     args = ap.parse_args(argv)
-    unknown = [n for n in args.sets if n not in SETS]
+    unknown = [n for n in args.sets if n.partition(":")[0] not in SETS or n.partition(":")[2] not in ("", "a", "b")]
     if unknown or (args.command != "questions" and not args.sets):
         ap.error(f"name one or more dev sets of {', '.join(SETS)} (unknown: {', '.join(unknown) or 'none'})")
     if args.command == "questions":  # docqa: collect once (--collection), then score the main configurations
         if args.collection:
             collect_questions(args.collection, lambda m: print(m, file=sys.stderr, flush=True))
-        configs = [Config("rrf", 60, 1.0), Config("convex", "tmm", 0.05), Config("convex", "tmm", 0.02, False),
-                   Config("convex", "minmax", 0.4)]
+        configs = [Config("rrf", 60, 1.0), Config("convex", "tmm", 0.05), Config("convex", "tmm", 0.05, fill=True),
+                   Config("convex", "tmm", 0.02, False), Config("convex", "minmax", 0.4)]
         for label, groups in question_table(configs).items():
             print(f"| {label} | " + " | ".join(f"{g} {h1:.3f} / {h5:.3f}" for g, (h1, h5) in sorted(groups.items())))
         return 0
     if args.command == "collect":
-        for name in args.sets:
+        for name in dict.fromkeys(n.partition(":")[0] for n in args.sets):
             path = collect(name, args.keyword_variant, lambda m: print(m, file=sys.stderr, flush=True))
             print(f"{name}: {path}")
         return 0
