@@ -6,17 +6,21 @@ chunk_files, language_probe, query_terms, embedded_collection_ids) — and the p
 from __future__ import annotations
 
 import os
+import random
+import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import psycopg
 import pytest
 
+from kaynak import quotes
 from kaynak.config import Settings
 from kaynak.errors import CollectionNotFound, InvalidQuery
+from kaynak.quotes import MAX_QUOTE_CHARS, select_quotes, sentence_spans, word_spans
 from kaynak.search import SearchResults, SearchService
 from kaynak.store import Store
 from kaynak.store import connections as connections_module
@@ -240,3 +244,62 @@ def test_a_connection_the_server_ended_is_replaced_without_an_error(database_url
         assert one.list_collections() is not None  # the readable socket was noticed: checked, dropped, replaced
         with one._conn() as conn:
             assert int(conn.execute("SELECT pg_backend_pid()").fetchone()[0]) != pid
+
+
+# ---------------------------------------------------------------------- quotes: one stemming call per batch
+def _select_quotes_before(texts: list[str], query: set[str], lexemes_of: Callable, max_chars: int) -> list:
+    """``select_quotes`` before round 4 (two ``lexemes_of`` calls when a long sentence is cut), frozen here."""
+    all_spans = [sentence_spans(t) for t in texts]
+    flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
+    flat_lex = lexemes_of(flat) if flat and query else [set() for _ in flat]
+    out: list = []
+    long_cuts = []
+    pos = 0
+    for spans in all_spans:
+        lex = flat_lex[pos : pos + len(spans)]
+        pos += len(spans)
+        if not spans:
+            out.append((0, 0))
+            continue
+        i, j = quotes._best_window(spans, lex, query, max_chars) if query else (0, 0)
+        if not any(lx & query for lx in lex[i : j + 1]):
+            i, j = 0, 0
+        i, j = quotes._widen(spans, i, j, max_chars)
+        s, e = spans[i][0], spans[j][1]
+        if e - s > max_chars:
+            long_cuts.append((len(out), s, e))
+        out.append((s, e))
+    if long_cuts:
+        word_lists = [word_spans(texts[idx], s, e) for idx, s, e in long_cuts]
+        words_flat = [texts[idx][a:b] for (idx, _, _), ws in zip(long_cuts, word_lists, strict=True) for a, b in ws]
+        words_lex = lexemes_of(words_flat) if words_flat and query else [set() for _ in words_flat]
+        pos = 0
+        for (idx, s, e), ws in zip(long_cuts, word_lists, strict=True):
+            matches = [bool(lx & query) for lx in words_lex[pos : pos + len(ws)]]
+            pos += len(ws)
+            out[idx] = quotes._cut(ws, matches, s, e, max_chars)
+    return out
+
+
+def test_quotes_take_one_stemming_call_and_are_unchanged() -> None:
+    rng = random.Random(14)
+    vocab = ["pump", "seal", "leak", "pressure", "kat", "malik", "kurul", "toplanır", "the", "and", "x" * 40]
+
+    def sentence() -> str:
+        n = rng.choice([3, 8, 20, 60, 90])  # some sentences run over the 320-character limit
+        return " ".join(rng.choice(vocab) for _ in range(n)).capitalize() + rng.choice([".", "!", "?", ";"])
+
+    calls: list[int] = []
+
+    def stems(texts: list[str]) -> list[set[str]]:
+        calls.append(len(texts))
+        return [{w.lower() for w in re.findall(r"\w+", t)} for t in texts]
+
+    for _ in range(300):
+        texts = [" ".join(sentence() for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 10))]
+        query = set(rng.sample(vocab, rng.randint(0, 3)))
+        for limit in (60, MAX_QUOTE_CHARS):
+            calls.clear()
+            new = select_quotes(texts, query, stems, limit)
+            assert len(calls) <= 1
+            assert new == _select_quotes_before(texts, query, stems, limit), (texts, query, limit)

@@ -125,14 +125,28 @@ def select_quotes(
     lexemes_of: LexemesOf,
     max_chars: int = MAX_QUOTE_CHARS,
 ) -> list[Span]:
-    """The best quote span of each text (local offsets), with at most two ``lexemes_of`` calls for the batch."""
+    """The best quote span of each text (local offsets), with one ``lexemes_of`` call for the batch: the sentences,
+    and the words of every sentence longer than ``max_chars`` (a quote may have to be cut inside one; stemming
+    its words in the same call saves the search a round trip)."""
     all_spans = [sentence_spans(t) for t in texts]
     flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
-    flat_lex = lexemes_of(flat) if flat and query_lexemes else [set() for _ in flat]
-    out: list[Span] = []
-    long_cuts: list[tuple[int, int, int]] = []  # (result index, sentence start, sentence end)
+    long_words: dict[tuple[int, int], list[Span]] = {}  # (text index, sentence start) → its words
+    for idx, (t, spans) in enumerate(zip(texts, all_spans, strict=True)):
+        for s, e in spans:
+            if e - s > max_chars:
+                long_words[(idx, s)] = word_spans(t, s, e)
+    words_flat = [texts[idx][a:b] for (idx, _), ws in long_words.items() for a, b in ws]
+    items = flat + words_flat
+    all_lex = lexemes_of(items) if items and query_lexemes else [set() for _ in items]
+    flat_lex, words_lex = all_lex[: len(flat)], all_lex[len(flat) :]
+    word_lex: dict[tuple[int, int], list[set[str]]] = {}
     pos = 0
-    for spans in all_spans:
+    for key, ws in long_words.items():
+        word_lex[key] = words_lex[pos : pos + len(ws)]
+        pos += len(ws)
+    out: list[Span] = []
+    pos = 0
+    for idx, spans in enumerate(all_spans):
         lex = flat_lex[pos : pos + len(spans)]
         pos += len(spans)
         if not spans:
@@ -143,20 +157,10 @@ def select_quotes(
             i, j = 0, 0  # no overlap anywhere: the first sentence(s)
         i, j = _widen(spans, i, j, max_chars)
         s, e = spans[i][0], spans[j][1]
-        if e - s > max_chars:
-            long_cuts.append((len(out), s, e))
+        if e - s > max_chars:  # one sentence over the limit (a window of several never is): cut at its words
+            matches = [bool(lx & query_lexemes) for lx in word_lex[(idx, s)]]
+            s, e = _cut(long_words[(idx, s)], matches, s, e, max_chars)
         out.append((s, e))
-    if long_cuts:
-        word_lists = []
-        for idx, s, e in long_cuts:
-            word_lists.append(word_spans(texts[idx], s, e))
-        words_flat = [texts[idx][a:b] for (idx, _, _), ws in zip(long_cuts, word_lists, strict=True) for a, b in ws]
-        words_lex = lexemes_of(words_flat) if words_flat and query_lexemes else [set() for _ in words_flat]
-        pos = 0
-        for (idx, s, e), ws in zip(long_cuts, word_lists, strict=True):
-            matches = [bool(lx & query_lexemes) for lx in words_lex[pos : pos + len(ws)]]
-            pos += len(ws)
-            out[idx] = _cut(ws, matches, s, e, max_chars)
     return out
 
 
