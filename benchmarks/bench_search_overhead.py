@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -115,9 +116,13 @@ def worker(args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------- driver
 def export(commit: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    """The version as files: a commit exported with ``git archive``, or a folder (a source tree) copied."""
+    if Path(commit).is_dir():
+        shutil.copytree(commit, into, ignore=shutil.ignore_patterns("__pycache__", ".kaynak", ".venv"))
+    else:
+        into.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     # this harness and the round-trip counter come from the working tree (the old version may lack them)
     for rel in ("tests/roundtrips.py", "benchmarks/bench_search_overhead.py"):
         (into / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -192,8 +197,9 @@ def driver(args: argparse.Namespace) -> None:
     vectors = tmp / "vectors.npy"
     query_vectors(url, args.collection, len(queries), vectors)
     commits = {"old": args.old, "new": args.new}
-    shas = {k: subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", c], check=True, capture_output=True,
-                              text=True).stdout.strip() for k, c in commits.items()}
+    shas = {k: c if Path(c).is_dir() else subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", c], check=True, capture_output=True, text=True).stdout.strip()
+        for k, c in commits.items()}
     workers = {k: Worker(k, export(c, tmp / k), args, vectors) for k, c in commits.items()}
     whats = [*MODES, "kwleg", "vecleg"]
     res: dict[str, dict[str, list[dict[str, Any]]]] = {k: {w: [] for w in whats} for k in workers}
@@ -252,8 +258,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--vectors", help=argparse.SUPPRESS)
-    p.add_argument("--old", default="2761723")
-    p.add_argument("--new", default="HEAD")
+    p.add_argument("--old", default="2761723", help="a commit, or a folder holding a source tree")
+    p.add_argument("--new", default="HEAD", help="a commit, or a folder holding a source tree")
     p.add_argument("--collection", default="bench_latency_100000")
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--rest", type=int, default=0, help="seconds of 8 REST clients per version (0: none)")
