@@ -3,14 +3,15 @@
 ``dump SET`` runs each query once through ``SearchService.legs`` (hybrid plan, top 100 per leg, as
 ``tune_fusion.py collect``) and saves, with the legs, what lets any candidate be scored without searching again:
 the query vectors, every chunk's embedding and document, and the postings of the query lexemes (exact BM25 of any
-chunk, Lucene's formula as the keyword leg computes it). Save it before changing how the service fuses: the legs
-must be the unfilled ones. ``table SET…`` then scores the candidates, nDCG@10 by document on the BEIR sets
+chunk, Lucene's formula as the keyword leg computes it); the legs are dumped without the service's fill-in.
+``table SET…`` then scores the candidates, nDCG@10 by document on the BEIR sets
 (SciFact full also per half of its queries, ``:a``/``:b`` as in ``tune_fusion.py``) and file hit@1 / hit@5 of
 the top five chunks on ``docqa``; each leg read 100 deep (what ``kaynak eval`` reads) and 40 deep (what a search
 with k = 10 reads).
 
     KAYNAK_DATA_DIR=/tmp/p17c-data KAYNAK_EMBEDDER=e5-small python benchmarks/fusion_candidates.py dump scifact-full
     python benchmarks/fusion_candidates.py table xquad-tr xquad-en xquad-tr-en scifact-full docqa
+    KAYNAK_DATA_DIR=/tmp/p17c-data python benchmarks/fusion_candidates.py cost scifact-full   # the fill-in's cost
 
 Candidates (all convex tmm, keyword share α × coverage unless said): the service before ADR 0021; the vector leg
 filled in (the keyword leg's chunks the vector leg missed get their exact cosine similarity: shipped), the keyword
@@ -37,6 +38,7 @@ import numpy as np
 from tune_fusion import DEPTH, QUESTIONS, load_set
 
 from kaynak.evaluation import metrics as M
+from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 
 CACHE = Path(os.environ.get("KAYNAK_TUNE_CACHE", "/tmp/kaynak-tune-fusion"))
 K1, B = 0.9, 0.4
@@ -58,7 +60,8 @@ def dump(name: str) -> Path:
         def embedder(n: str) -> Any:
             return caches.setdefault(n, QueryVectorCache(ctx.embedder(n)))
 
-        service = SearchService(ctx.store, ctx.settings, embedder)
+        # the legs as they come from the index: the candidates fill in missing scores themselves
+        service = SearchService(ctx.store, ctx.settings.model_copy(update={"fusion_fill": False}), embedder)
         extra: dict[str, Any] = {}
         if name == "docqa":
             from kaynak.evaluation.datasets import load_questions
@@ -85,7 +88,9 @@ def dump(name: str) -> Path:
                 "WHERE c.collection_id = %s ORDER BY c.id", (col.id,),
             ).fetchall()
             postings = conn.execute(
-                "SELECT lexeme, chunk_id, tf FROM postings WHERE collection_id = %s AND lexeme = ANY(%s)",
+                "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
+                + CHUNK_OF_KEY.format(key="p.chunk_key")
+                + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
                 (col.id, lexemes),
             ).fetchall()
     finally:
@@ -235,12 +240,77 @@ def table(names: Sequence[str], depths: Sequence[int]) -> None:
             print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
 
+def cost(name: str, n: int = 300) -> None:
+    """The fill-in's cost: ``n`` queries of ``name`` searched (k = 10) with and without it, interleaved per query
+    (order alternating), on the service's own path; the fill-in step timed on its own too."""
+    import random
+    import statistics
+    import time
+
+    from kaynak.context import Context
+    from kaynak.evaluation.runner import QueryVectorCache, ensure_corpus, infer_language
+    from kaynak.search import SearchService
+
+    ds = load_set(name)
+    ctx = Context()
+    try:
+        caches: dict[str, QueryVectorCache] = {}
+
+        def embedder(e: str) -> Any:
+            return caches.setdefault(e, QueryVectorCache(ctx.embedder(e)))
+
+        collection = ensure_corpus(ctx, ds, language=infer_language(ds), embedder=ctx.settings.embedder)["name"]
+        on = SearchService(ctx.store, ctx.settings, embedder)
+        off = SearchService(ctx.store, ctx.settings.model_copy(update={"fusion_fill": False}), embedder)
+        texts = [SearchService.check_query(t) for t in ds.queries.values() if t.strip()]
+        random.Random(13).shuffle(texts)
+        texts = texts[:n]
+        embedder(on.get_collection(collection).embedder).prime(texts)
+        step: list[float] = []
+        filled: list[int] = []
+        fill = on._fill_vector
+
+        def timed(plan: Any, legs: dict[str, list[tuple[str, float]]], vectors: Mapping[str, Any]) -> None:
+            before, t0 = len(legs["vector"]), time.perf_counter()
+            fill(plan, legs, vectors)
+            step.append((time.perf_counter() - t0) * 1000)
+            filled.append(len(legs["vector"]) - before)
+
+        on._fill_vector = timed  # type: ignore[method-assign]
+        for t in texts[:20]:  # warm up
+            on.search(t, collection)
+            off.search(t, collection)
+        step.clear()
+        filled.clear()
+        wall: dict[bool, list[float]] = {True: [], False: []}
+        for i, t in enumerate(texts):
+            for with_fill in ((True, False) if i % 2 else (False, True)):
+                t0 = time.perf_counter()
+                (on if with_fill else off).search(t, collection)
+                wall[with_fill].append((time.perf_counter() - t0) * 1000)
+    finally:
+        ctx.close()
+
+    def pct(xs: list[float], p: float) -> float:
+        return sorted(xs)[int(p * (len(xs) - 1))]
+
+    diff = [a - b for a, b in zip(wall[True], wall[False], strict=True)]
+    print(f"{len(texts)} queries of {name}, k = 10; the fill-in step p50 {pct(step, .5):.2f} ms, p95 "
+          f"{pct(step, .95):.2f} ms; chunks filled per search median {statistics.median(filled)}, most {max(filled)}")
+    print(f"search p50 {pct(wall[True], .5):.1f} ms with, {pct(wall[False], .5):.1f} ms without; paired difference "
+          f"per query median {statistics.median(diff):+.2f} ms, mean {statistics.mean(diff):+.2f} ms")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("dump", "table"))
+    ap.add_argument("command", choices=("dump", "table", "cost"))
     ap.add_argument("sets", nargs="+")
     ap.add_argument("--depths", default="100,40")
     args = ap.parse_args(argv)
+    if args.command == "cost":
+        for name in args.sets:
+            cost(name)
+        return 0
     if args.command == "dump":
         for name in args.sets:
             print(dump(name))

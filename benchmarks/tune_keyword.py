@@ -30,6 +30,7 @@ from typing import Any
 from tune_fusion import CACHE, DEPTH, K
 
 from kaynak.evaluation import metrics as M
+from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 
 K1, B = 0.9, 0.4
 
@@ -41,7 +42,9 @@ class Index:
         col = ctx.store.get_collection(collection)
         with ctx.store._conn() as conn:
             rows = conn.execute(
-                "SELECT lexeme, chunk_id, tf FROM postings WHERE collection_id = %s AND lexeme = ANY(%s)",
+                "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
+                + CHUNK_OF_KEY.format(key="p.chunk_key")
+                + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
                 (col.id, list(lexemes)),
             ).fetchall()
             chunks = conn.execute(
