@@ -12,8 +12,9 @@ The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md, docs/adr/0017-f
    table by default (each chunk's postings also carry its document title's terms), or the specification's OR
    tsquery with ``ts_rank_cd(…, 1)``.
 4. Fusion (``fusion``): by default a convex combination of per-query normalised scores, keyword share
-   ``fusion_alpha`` (theoretical-min-max normalisation); or Reciprocal Rank Fusion (k = ``rrf_k``). Per-leg ranks
-   and scores land in ``hit.scores``.
+   ``fusion_alpha`` (theoretical-min-max normalisation), after the keyword leg's chunks that the vector leg did not
+   return got their exact similarity (``fusion_fill``, docs/adr/0021-fusion-fill-in.md); or Reciprocal Rank Fusion
+   (k = ``rrf_k``). Per-leg ranks and scores land in ``hit.scores``.
 5. Optional rerank of the top ``rerank_top`` with the configured cross-encoder.
 6. A query naming an article or section ("Madde 27", "md. 27", "Article 27", "Section 4.2"; ``kaynak.structure``)
    gets the chunks whose section names it first.
