@@ -10,8 +10,9 @@ Two fusion functions, chosen by the ``fusion`` setting (docs/adr/0017-fusion-by-
   (``THEORETICAL_MIN``: 0 for BM25, -1 for cosine similarity) and the leg's best score, so that it does not depend
   on how deep the leg was read.
 
-An item a leg did not return gets nothing from that leg in either function. Ties break on the best rank in any
-leg, then on the id, so the order is deterministic.
+An item a leg did not return gets nothing from that leg in either function (for convex fusion the search service
+first gives the keyword leg's chunks their exact vector similarity: ``fusion_fill``, docs/adr/0021-fusion-fill-in.md).
+Ties break on the best rank in any leg, then on the id, so the order is deterministic.
 """
 
 from __future__ import annotations
