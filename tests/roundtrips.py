@@ -2,17 +2,22 @@
 
 A round trip is one wait of psycopg for the server outside pipeline mode (a statement, a BEGIN, a COMMIT, a
 connection check), or one whole pipeline (its statements go out together and are answered together).
-Connecting is not counted (the pool connects in the background). Counts from all threads are summed.
+Connecting is not counted, nor what the pool's own threads do (they open and configure connections in the
+background, off any request's path). Counts from all other threads are summed.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+
+# psycopg_pool's background threads ("<pool name>-worker-<n>", "<pool name>-scheduler")
+_POOL_THREAD = re.compile(r"-(worker-\d+|scheduler)$")
 
 
 class RoundTrips:
@@ -55,7 +60,7 @@ class RoundTrips:
                 sent = yield x
 
         def counted_wait(self: psycopg.Connection, gen: Any, *args: Any, **kwargs: Any) -> Any:
-            if self._pipeline is None:
+            if self._pipeline is None and not _POOL_THREAD.search(threading.current_thread().name):
                 gen = first_yield_counted(gen, getattr(local, "sql", None) or "(transaction control)")
             return wait(self, gen, *args, **kwargs)
 
