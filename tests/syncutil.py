@@ -110,7 +110,7 @@ def db_mismatches(store: Store, collection: str, root: Path) -> list[str]:
                     problems.append(f"{source}: chunk {ord_} not true to its page or not embedded")
             bad = conn.execute(
                 "SELECT count(*) FROM postings WHERE document_id = %s AND chunk_key NOT IN "
-                "(SELECT kaynak_chunk_key(document_id, ord) FROM chunks WHERE document_id = %s)",
+                "(SELECT kaynak_chunk_key(id) FROM chunks WHERE document_id = %s)",
                 (doc_id, doc_id),
             ).fetchone()[0]
             if bad:

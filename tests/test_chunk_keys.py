@@ -16,7 +16,6 @@ import pytest
 from psycopg import sql
 
 from kaynak.store import Store, migrations
-from kaynak.store.migrations.chunk_keys import CHUNK_KEY_BITS, MAX_CHUNKS_PER_DOCUMENT
 from kaynak.store.migrations.document_context import POSTINGS_SELECT
 from kaynak.store.server import check_connection
 from kaynak.types import Chunk, Page
@@ -87,9 +86,7 @@ def test_migration_12_keeps_every_score_and_statistic(schema11: str, monkeypatch
         assert 12 in migrations.apply(conn)
         assert conn.execute("SELECT lexeme, df, max_tf, min_dl FROM lexeme_stats ORDER BY lexeme").fetchall() == stats
         keys = conn.execute("SELECT DISTINCT chunk_key FROM postings ORDER BY 1").fetchall()
-        expected = conn.execute(
-            "SELECT (document_id << %s) | ord FROM chunks ORDER BY 1", (CHUNK_KEY_BITS,)
-        ).fetchall()
+        expected = conn.execute("SELECT kaynak_chunk_key(id) FROM chunks ORDER BY 1").fetchall()
         assert keys == expected
     store = Store(schema11)
     try:
@@ -120,17 +117,28 @@ def test_migration_12_keeps_every_score_and_statistic(schema11: str, monkeypatch
         store.close()
 
 
-def test_a_chunk_key_holds_its_document_and_position(store: Store, unique_name: str) -> None:
+def test_chunk_keys_are_spread_over_the_hash(store: Store, unique_name: str) -> None:
+    """Keys of neighbouring chunks hash apart: PostgreSQL's bigint hash folds the two halves with XOR, which a key
+    packed from document and position defeats (ADR 0022); a chunk's key is its id's, also after a move."""
     col = store.create_collection(unique_name, "english", "hash", 8)
     try:
-        chunks = [Chunk(i, 1, None, 0, 5, f"word{i} kinase") for i in range(3)]
+        chunks = [Chunk(i, 1, None, 0, 5, f"word{i} kinase") for i in range(200)]
         doc = store.replace_document(col, "a.txt", "s", "a", {}, [Page(1, "x")], chunks, None)
         with store._conn() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT chunk_key >> %s, chunk_key & %s FROM postings WHERE document_id = %s ORDER BY 2",
-                (CHUNK_KEY_BITS, MAX_CHUNKS_PER_DOCUMENT - 1, doc),
-            ).fetchall()
-        assert rows == [(doc, 0), (doc, 1), (doc, 2)]
-        assert len(store.keyword_search([col], "kinase", 10)) == 3
+            folded = conn.execute(
+                "SELECT count(DISTINCT hashint8(chunk_key)), count(DISTINCT chunk_key), "
+                "bool_and(chunk_key = kaynak_chunk_key(k.id)) FROM postings p JOIN chunks k "
+                "ON k.document_id = p.document_id AND kaynak_chunk_key(k.id) = p.chunk_key WHERE p.document_id = %s",
+                (doc,),
+            ).fetchone()
+        assert folded == (200, 200, True)
+        assert store.move_document(col, "a.txt", "b.txt", "s", None, None)
+        with store._conn() as conn:
+            stray = conn.execute(
+                "SELECT count(*) FROM postings p WHERE p.document_id = %s AND NOT EXISTS "
+                "(SELECT 1 FROM chunks k WHERE kaynak_chunk_key(k.id) = p.chunk_key)", (doc,)
+            ).fetchone()[0]
+        assert stray == 0
+        assert len(store.keyword_search([col], "kinase", 300)) == 200
     finally:
         store.delete_collection(unique_name)

@@ -19,13 +19,13 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.migrations.chunk_keys import CHUNK_KEY_BITS, CHUNK_OF_KEY
+from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTIONS: dict[bool, str] = {True: "kaynak_bm25_topk"}
-# The chunks row of a BM25 result row ``t`` (its chunk key back to document and position).
+# The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
 
 
@@ -177,7 +177,7 @@ class RetrievalMixin(StoreBase):
         ``kaynak_bm25_topk`` (MaxScore over ``lexeme_stats``, docs/adr/0012-bm25-pruning.md, with the per-posting
         work of docs/adr/0020-bm25-leg.md over integer chunk keys, docs/adr/0022-bm25-chunk-keys.md), which
         returns the same top k and scores as summing every posting of every term (``pruned=False``, the reference).
-        Ties are broken by document and position in both.
+        Ties are broken by chunk key in both.
         """
         if not collections:
             return []
@@ -244,7 +244,7 @@ class RetrievalMixin(StoreBase):
         query_sql = sql.SQL(
             """
             WITH p AS MATERIALIZED (
-                SELECT collection_id, lexeme, chunk_key, chunk_key >> {bits} AS document_id, tf, dl
+                SELECT collection_id, lexeme, chunk_key, document_id, tf, dl
                 FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
             ),
             df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
@@ -264,7 +264,7 @@ class RetrievalMixin(StoreBase):
             ) t JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(cond=cond, bits=sql.Literal(CHUNK_KEY_BITS), chunk=_CHUNK_OF_T)
+        ).format(cond=cond, chunk=_CHUNK_OF_T)
         return query_sql, [ids, lexemes, ids, k1, k1, b, b, *params, k]
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:

@@ -199,9 +199,8 @@ class WritesMixin(StoreBase):
         """Re-point the document at ``old_source`` (with content ``sha256``) to ``new_source``: a renamed or moved
         file, its pages, chunks and vectors kept (nothing re-embedded). Chunk ids are rewritten to
         ``chunk_id(collection, new_source, sha256, ord)`` (ids stay a function of the identity, so the old source
-        can be ingested again later without a clash; the postings, keyed by document and position, stay as they are).
-        Returns False, changing nothing, when the old document is
-        gone or has other content, or the new source is taken (the caller ingests the file instead)."""
+        can be ingested again later without a clash; the postings follow). Returns False, changing nothing, when the
+        old document is gone or has other content, or the new source is taken (the caller ingests the file instead)."""
         first, second = sorted((old_source, new_source))
         with self._conn() as conn, conn.transaction():
             for s in (first, second):  # the same lock replace_document takes, in one order
@@ -231,6 +230,12 @@ class WritesMixin(StoreBase):
             conn.execute(
                 "UPDATE chunks c SET id = m.new FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
                 "WHERE c.document_id = %s AND c.id = m.old",
+                (olds, news, doc_id),
+            )
+            conn.execute(
+                "UPDATE postings p SET chunk_key = kaynak_chunk_key(m.new) "
+                "FROM unnest(%s::text[], %s::text[]) AS m(old, new) "
+                "WHERE p.document_id = %s AND p.chunk_key = kaynak_chunk_key(m.old)",
                 (olds, news, doc_id),
             )
             conn.execute(

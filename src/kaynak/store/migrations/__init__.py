@@ -140,7 +140,7 @@ MIGRATIONS: list[Migration] = [
     Migration(9, "kaynak_bm25_topk: pruned BM25 with per-term constants over collection_stats", m9_bm25_topk),
     Migration(10, "postings carry each chunk's document title terms: kaynak_header_tsv (issue 17)", m10_header_terms),
     Migration(11, "documents.language detected from the text (issue 17)", m11_document_language),
-    Migration(12, "postings keyed by an integer chunk key (document << 24 | ord) (issue 14)", m12_chunk_keys),
+    Migration(12, "postings keyed by a 60-bit integer chunk key, kaynak_chunk_key(id) (issue 14)", m12_chunk_keys),
 ]
 
 

@@ -297,8 +297,8 @@ _TERM8 = "{t}.c1 * {p}.tf / ({p}.tf + v_c2 + v_c3 * {p}.dl)"
 
 @dataclass(frozen=True)
 class ChunkKey:
-    """How the postings name a chunk: migration 9's text ``chunk_id``, or migration 12's ``chunk_key`` (bigint,
-    ``document_id << 24 | ord``; the document is ``chunk_key >> 24``)."""
+    """How the postings name a chunk: migration 9's text ``chunk_id``, or migration 12's ``chunk_key`` (a bigint
+    from the chunk id's MD5, ``kaynak_chunk_key(id)``)."""
 
     column: str
     type: str
@@ -307,7 +307,7 @@ class ChunkKey:
 
 
 TEXT_KEY = ChunkKey("chunk_id", "text", ' COLLATE "C"', "q.document_id")
-INT_KEY = ChunkKey("chunk_key", "bigint", "", "(q.chunk_key >> 24)")
+INT_KEY = ChunkKey("chunk_key", "bigint", "", "q.document_id")
 
 
 def _postings_of(terms: str, p: str = "p", filtered: bool = True, key: ChunkKey = TEXT_KEY) -> str:
