@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 from tune_fusion import DEPTH, QUESTIONS, load_set
+from tune_keyword import postings_of
 
 from kaynak.evaluation import metrics as M
-from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 
 CACHE = Path(os.environ.get("KAYNAK_TUNE_CACHE", "/tmp/kaynak-tune-fusion"))
 K1, B = 0.9, 0.4
@@ -88,12 +88,7 @@ def dump(name: str) -> Path:
                 "FROM unnest(c.tsv)) FROM chunks c JOIN documents d ON d.id = c.document_id "
                 "WHERE c.collection_id = %s ORDER BY c.id", (col.id,),
             ).fetchall()
-            postings = conn.execute(
-                "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
-                + CHUNK_OF_KEY.format(key="p.chunk_key")
-                + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
-                (col.id, lexemes),
-            ).fetchall()
+            postings = postings_of(conn, col.id, lexemes)
     finally:
         ctx.close()
     post: dict[str, dict[str, int]] = defaultdict(dict)

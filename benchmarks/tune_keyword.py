@@ -35,18 +35,23 @@ from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 K1, B = 0.9, 0.4
 
 
+def postings_of(conn: Any, collection_id: int, lexemes: Sequence[str]) -> list[tuple[str, str, int]]:
+    """(lexeme, chunk id, tf) of every posting of ``lexemes`` in the collection."""
+    return conn.execute(
+        "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
+        + CHUNK_OF_KEY.format(key="p.chunk_key")
+        + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
+        (collection_id, list(lexemes)),
+    ).fetchall()
+
+
 class Index:
     """The postings of the query lexemes, the chunk lengths and documents, and the titles' lexemes."""
 
     def __init__(self, ctx: Any, collection: str, lexemes: Sequence[str]) -> None:
         col = ctx.store.get_collection(collection)
         with ctx.store._conn() as conn:
-            rows = conn.execute(
-                "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
-                + CHUNK_OF_KEY.format(key="p.chunk_key")
-                + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
-                (col.id, list(lexemes)),
-            ).fetchall()
+            rows = postings_of(conn, col.id, lexemes)
             chunks = conn.execute(
                 "SELECT c.id, d.source, c.document_id, (SELECT coalesce(sum(cardinality(positions)), 0) "
                 "FROM unnest(c.tsv)) FROM chunks c JOIN documents d ON d.id = c.document_id "

@@ -24,7 +24,7 @@ from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
-BM25_FUNCTIONS: dict[bool, str] = {True: "kaynak_bm25_topk"}
+BM25_FUNCTION = "kaynak_bm25_topk"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
 
@@ -218,7 +218,7 @@ class RetrievalMixin(StoreBase):
     ) -> tuple[sql.Composable, list[Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
-        if pruned not in BM25_FUNCTIONS:
+        if pruned is not True:
             raise ValueError(f"pruned must be True or False, not {pruned!r}")
         docs, params = self._filter_documents_sql(ids, filters)
         query_sql = sql.SQL(
@@ -233,7 +233,7 @@ class RetrievalMixin(StoreBase):
             JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTIONS[pruned]), docs=docs, chunk=_CHUNK_OF_T)
+        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T)
         return query_sql, [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
 
     def _bm25_full_sql(
