@@ -381,8 +381,12 @@ def ratios(results: list[dict[str, Any]]) -> str:
     old = by.get("e5-small-nano")
     if old is None:
         return ""
-    lines = ["", "| engine vs e5-small-nano (same run) | passages/s ratio | XQuAD tr | XQuAD en | SciFact "
-             "| query p50 ratio (old ÷ new) |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "",
+        "| engine vs e5-small-nano (same run) | passages/s ratio | XQuAD tr | XQuAD en | SciFact "
+        "| query p50 ratio (old ÷ new) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, new in by.items():
         if not is_e5(name) or name == "e5-small-nano":
             continue
@@ -429,8 +433,11 @@ def main() -> None:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--prebuild", "--embedders", ",".join(names)], check=True, cwd=ROOT)
         build_s = time.perf_counter() - t0
-    print(f"cpu flags: {' '.join(cpu_flags()) or 'unknown'}; converted e5-small models ready in {build_s:.1f} s "
-          f"(under {os.environ['KAYNAK_DATA_DIR']}/models)", flush=True)
+    print(
+        f"cpu flags: {' '.join(cpu_flags()) or 'unknown'}; converted e5-small models ready in {build_s:.1f} s "
+        f"(under {os.environ['KAYNAK_DATA_DIR']}/models)",
+        flush=True,
+    )
     wait_for_idle(args.wait_idle)
     rate = machine_rate(args.threads)
     print(

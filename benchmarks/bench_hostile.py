@@ -45,8 +45,14 @@ from servers import running  # noqa: E402
 from test_hostile_requests import fifty_parts_docx, long_run_pdf, lying_docx  # noqa: E402
 
 TOKEN = "bench-hostile"
-QUERIES = ["kat mülkiyeti yönetim planı", "how to prevent hyphenation", "Super Bowl 50", "component props",
-           "Normans in Normandy", "kat malikleri kurulu"]
+QUERIES = [
+    "kat mülkiyeti yönetim planı",
+    "how to prevent hyphenation",
+    "Super Bowl 50",
+    "component props",
+    "Normans in Normandy",
+    "kat malikleri kurulu",
+]
 
 
 def cpu_flags() -> str:
@@ -66,8 +72,11 @@ def hostile_files() -> list[tuple[str, bytes, str]]:
         ("fifty-parts.docx", fifty_parts_docx(), "application/octet-stream"),
         ("lying-sizes.docx", lying_docx(), "application/octet-stream"),
         ("billion-laughs.docx", billion_laughs_docx(), "application/octet-stream"),
-        ("two-thousand-pages.pdf", make_pdf([[f"Line {n} of the yearly report"] for n in range(1, 2001)]),
-         "application/pdf"),
+        (
+            "two-thousand-pages.pdf",
+            make_pdf([[f"Line {n} of the yearly report"] for n in range(1, 2001)]),
+            "application/pdf",
+        ),
     ]
 
 
@@ -76,8 +85,10 @@ def search_loop(url: str, collection: str, stop: threading.Event, out: list[tupl
         i = 0
         while not stop.is_set():
             t0 = time.perf_counter()
-            r = client.get("/v1/search", params={"q": QUERIES[i % len(QUERIES)], "collections": collection,
-                                                 "mode": "hybrid", "k": 10})
+            r = client.get(
+                "/v1/search",
+                params={"q": QUERIES[i % len(QUERIES)], "collections": collection, "mode": "hybrid", "k": 10},
+            )
             out.append((time.perf_counter() - t0, r.status_code))
             i += 1
 
@@ -116,14 +127,25 @@ def main() -> None:
     from kaynak.context import Context
 
     data_dir = Path(tempfile.mkdtemp(prefix="kaynak-bench-hostile-"))
-    settings = load_settings(data_dir=data_dir, database_url=os.environ.get("KAYNAK_DATABASE_URL"),
-                             embedder=args.embedder, api_token=TOKEN, max_upload_mb=20, parse_workers=1)
+    settings = load_settings(
+        data_dir=data_dir,
+        database_url=os.environ.get("KAYNAK_DATABASE_URL"),
+        embedder=args.embedder,
+        api_token=TOKEN,
+        max_upload_mb=20,
+        parse_workers=1,
+    )
     ctx = Context(settings)
     try:
         report = ctx.ingest.ingest([REPO / "samples"], "bench", language="turkish")
         files = hostile_files()
-        result: dict[str, Any] = {"cpu": cpu_flags(), "cores": os.cpu_count(), "seconds": args.seconds,
-                                  "embedder": args.embedder, "documents": len(report.added) + len(report.unchanged)}
+        result: dict[str, Any] = {
+            "cpu": cpu_flags(),
+            "cores": os.cpu_count(),
+            "seconds": args.seconds,
+            "embedder": args.embedder,
+            "documents": len(report.added) + len(report.unchanged),
+        }
         with running(create_app(ctx)) as url:
             httpx.get(f"{url}/v1/search", params={"q": "warm up", "collections": "bench"}, timeout=120)
             for phase in ("baseline", "hostile", "baseline_after"):

@@ -187,8 +187,20 @@ def main(argv: list[str] | None = None) -> int:
 
                 stop_embedded(data_dir)
 
-    cols = ["set", "embedder", "documents", "failed", "chunks", "runs", "ingest_s", "embed_only_s", "pipeline_cps",
-            "embedder_cps", "ratio", "cpu_ratio"]
+    cols = [
+        "set",
+        "embedder",
+        "documents",
+        "failed",
+        "chunks",
+        "runs",
+        "ingest_s",
+        "embed_only_s",
+        "pipeline_cps",
+        "embedder_cps",
+        "ratio",
+        "cpu_ratio",
+    ]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

@@ -92,15 +92,20 @@ def bench_cer(pages: int) -> list[dict[str, Any]]:
             results = [_ocr_png((lang, i, cond)) for i in range(pages)]
             cers = [r[0] for r in results]
             row = {
-                "language": lang, "condition": name, "cer_mean": statistics.fmean(cers), "cer_worst": max(cers),
+                "language": lang,
+                "condition": name,
+                "cer_mean": statistics.fmean(cers),
+                "cer_worst": max(cers),
                 "seconds_per_page": statistics.fmean(r[1] for r in results),
                 "cpu_seconds_per_page": statistics.fmean(r[3] for r in results),
                 "confidence": statistics.fmean(r[2] for r in results),
             }
             rows.append(row)
-            print(f"| {lang} | {name} | {row['cer_mean']:.2%} | {row['cer_worst']:.2%} | "
-                  f"{row['seconds_per_page']:.2f} | {row['cpu_seconds_per_page']:.2f} | {row['confidence']:.1f} |",
-                  flush=True)
+            print(
+                f"| {lang} | {name} | {row['cer_mean']:.2%} | {row['cer_worst']:.2%} | "
+                f"{row['seconds_per_page']:.2f} | {row['cpu_seconds_per_page']:.2f} | {row['confidence']:.1f} |",
+                flush=True,
+            )
     return rows
 
 
@@ -113,9 +118,13 @@ def bench_throughput(pages: int) -> dict[str, Any]:
     with ProcessPoolExecutor(2) as pool:
         two = list(pool.map(_ocr_png, jobs))
     parallel = time.perf_counter() - t0
-    out = {"pages": pages, "one_process_s_per_page": serial / pages, "two_processes_s_per_page": parallel / pages,
-           "ocr_only_s_per_page_serial": statistics.fmean(r[1] for r in one),
-           "ocr_only_s_per_page_parallel": statistics.fmean(r[1] for r in two)}
+    out = {
+        "pages": pages,
+        "one_process_s_per_page": serial / pages,
+        "two_processes_s_per_page": parallel / pages,
+        "ocr_only_s_per_page_serial": statistics.fmean(r[1] for r in one),
+        "ocr_only_s_per_page_parallel": statistics.fmean(r[1] for r in two),
+    }
     print(f"\n## Throughput, Turkish clean 300 dpi pages ({pages} pages, rendering included)\n")
     print("| processes | wall s/page | OCR s/page (each process) |")
     print("| --- | --- | --- |")
@@ -176,9 +185,13 @@ def _tesseract_peak_mb() -> float | None:
     with tempfile.TemporaryDirectory() as tmp:
         pgm = Path(tmp) / "page.pgm"
         img.save(pgm)
-        done = subprocess.run([str(timer), "-f", "%M", info.path, str(pgm), "stdout", "-l", "tur+eng", "--dpi",
-                               "300", "tsv"], capture_output=True, text=True, env={**os.environ,
-                               "OMP_THREAD_LIMIT": "1"}, check=False)
+        done = subprocess.run(
+            [str(timer), "-f", "%M", info.path, str(pgm), "stdout", "-l", "tur+eng", "--dpi", "300", "tsv"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+            check=False,
+        )
     try:
         return int(done.stderr.strip().splitlines()[-1]) / 1024
     except (ValueError, IndexError):
@@ -189,25 +202,41 @@ def bench_rss(pages: int) -> list[dict[str, Any]]:
     rows = []
     tess = _tesseract_peak_mb()
     print("\n## Long scans: image-only PDF (bilevel, 300 dpi), one process, Turkish (tur+eng)\n")
-    print("| pages | file MB | wall s | wall s/page | CPU s/page | peak RSS MB (loader) | peak RSS MB (Tesseract) "
-          "| CER | OCR'd pages |")
+    print(
+        "| pages | file MB | wall s | wall s/page | CPU s/page | peak RSS MB (loader) | peak RSS MB (Tesseract) "
+        "| CER | OCR'd pages |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sorted({min(10, pages), pages}):
             path = Path(tmp) / f"scan-{n}.pdf"
             truths = _scanned_pdf(path, n)
-            done = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(path), str(ROOT / "src")],
-                                  capture_output=True, text=True, check=True)
+            done = subprocess.run(
+                [sys.executable, "-c", _RSS_CHILD, str(path), str(ROOT / "src")],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             res = json.loads(done.stdout.strip().splitlines()[-1])
             errors = statistics.fmean(cer(t, p) for t, p in zip(truths, res["pages"], strict=True))
-            row = {"pages": n, "file_mb": path.stat().st_size / 1e6, "wall_s": res["wall_s"],
-                   "s_per_page": res["wall_s"] / n, "cpu_s_per_page": res["cpu_s"] / n, "rss_mb": res["rss_mb"],
-                   "tesseract_rss_mb": tess, "cer": errors, "ocr_pages": res["ocr_pages"]}
+            row = {
+                "pages": n,
+                "file_mb": path.stat().st_size / 1e6,
+                "wall_s": res["wall_s"],
+                "s_per_page": res["wall_s"] / n,
+                "cpu_s_per_page": res["cpu_s"] / n,
+                "rss_mb": res["rss_mb"],
+                "tesseract_rss_mb": tess,
+                "cer": errors,
+                "ocr_pages": res["ocr_pages"],
+            }
             rows.append(row)
-            print(f"| {n} | {row['file_mb']:.1f} | {row['wall_s']:.0f} | {row['s_per_page']:.2f} | "
-                  f"{row['cpu_s_per_page']:.2f} | "
-                  f"{row['rss_mb']:.0f} | {tess or 0:.0f} | {errors:.2%} | {row['ocr_pages']} |",
-                  flush=True)
+            print(
+                f"| {n} | {row['file_mb']:.1f} | {row['wall_s']:.0f} | {row['s_per_page']:.2f} | "
+                f"{row['cpu_s_per_page']:.2f} | "
+                f"{row['rss_mb']:.0f} | {tess or 0:.0f} | {errors:.2%} | {row['ocr_pages']} |",
+                flush=True,
+            )
     return rows
 
 
@@ -285,9 +314,11 @@ def main() -> None:
         flags = " ".join(f for f in ("avx2", "avx512f", "fma") if f" {f}" in cpuinfo)
     except OSError:
         pass
-    print(f"{info.engine} ({', '.join(info.languages)}), {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, flags: {flags or 'n/a'}; OMP_THREAD_LIMIT=1 per Tesseract; the machine may "
-          f"be shared, so compare figures within one run")
+    print(
+        f"{info.engine} ({', '.join(info.languages)}), {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, flags: {flags or 'n/a'}; OMP_THREAD_LIMIT=1 per Tesseract; the machine may "
+        f"be shared, so compare figures within one run"
+    )
     results: dict[str, Any] = {"engine": info.engine}
     if "cer" in parts:
         results["cer"] = bench_cer(2 if args.quick else 4)

@@ -81,8 +81,13 @@ def ingest_all(folder: Path, workers: int, store: Store) -> dict[str, float]:
     s = time.perf_counter() - t0
     store.delete_collection(name)
     done = len(report.added) + len(report.partial)
-    return {"seconds": s, "files_per_s": done / s, "chunks_per_s": report.chunks / s, "files": done,
-            "failed": len(report.failed)}
+    return {
+        "seconds": s,
+        "files_per_s": done / s,
+        "chunks_per_s": report.chunks / s,
+        "files": done,
+        "failed": len(report.failed),
+    }
 
 
 def main() -> None:
@@ -114,11 +119,19 @@ def main() -> None:
             from kaynak.store.server import stop_embedded
 
             stop_embedded(Path(tmp))
-    out: dict[str, Any] = {"machine": cpu_facts(), "load_before": load_before, "load_after": os.getloadavg(),
-                           "folder": str(args.folder), "repeat": args.repeat, "python": sys.version.split()[0]}
+    out: dict[str, Any] = {
+        "machine": cpu_facts(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "folder": str(args.folder),
+        "repeat": args.repeat,
+        "python": sys.version.split()[0],
+    }
     for stage, by_count in results.items():
-        med = {w: {k: statistics.median(r[k] for r in runs) for k in ("seconds", "files_per_s", "chunks_per_s")}
-               for w, runs in by_count.items()}
+        med = {
+            w: {k: statistics.median(r[k] for r in runs) for k in ("seconds", "files_per_s", "chunks_per_s")}
+            for w, runs in by_count.items()
+        }
         out[stage] = {str(w): m for w, m in med.items()}
         if 1 in med and len(med) > 1:
             for w in med:

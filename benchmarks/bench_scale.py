@@ -74,7 +74,10 @@ def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kaynak", "serve", "--port", str(port), "--log-level", "warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -202,11 +205,18 @@ def main() -> None:
             procs = [p for p, _ in started]
             bases = [b for _, b in started]
             load(bases, 2, 3.0, queries)  # warm-up
-            row = {"scenario": label, "processes": n, "clients": n * args.clients,
-                   **load(bases, args.clients, args.seconds, queries)}
+            row = {
+                "scenario": label,
+                "processes": n,
+                "clients": n * args.clients,
+                **load(bases, args.clients, args.seconds, queries),
+            }
             results.append(row)
-            print(f"{label:34s} {row['clients']:3d} clients  {row['rps']:7.1f} req/s  p50 {row['p50_ms']:7.1f} ms"
-                  f"  p95 {row['p95_ms']:7.1f} ms  errors {row['errors']}", flush=True)
+            print(
+                f"{label:34s} {row['clients']:3d} clients  {row['rps']:7.1f} req/s  p50 {row['p50_ms']:7.1f} ms"
+                f"  p95 {row['p95_ms']:7.1f} ms  errors {row['errors']}",
+                flush=True,
+            )
             for p in procs:
                 p.terminate()
             for p in procs:
@@ -219,12 +229,16 @@ def main() -> None:
     base = results[0]["rps"] or 1.0
     for r in results:
         r["rps_vs_one_process"] = round(r["rps"] / base, 2)
-    print("requests/s relative to one process:", ", ".join(f"{r['scenario']}: {r['rps_vs_one_process']}x"
-                                                           for r in results))
+    print(
+        "requests/s relative to one process:",
+        ", ".join(f"{r['scenario']}: {r['rps_vs_one_process']}x" for r in results),
+    )
     for r in results:  # for benchmarks/run.py's combined table
         for metric, unit in (("rps", "req/s"), ("p95_ms", "ms")):
-            print("BENCH_RESULT " + json.dumps({"item": r["scenario"], "metric": metric, "value": r[metric],
-                                                "unit": unit}))
+            print(
+                "BENCH_RESULT "
+                + json.dumps({"item": r["scenario"], "metric": metric, "value": r[metric], "unit": unit})
+            )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -600,9 +600,15 @@ def recall_table(
             # distance is within 1 % of the exact 10th distance
             tenth = max(1.0 - float(unit[ids_pos[c]] @ q[i]) for c in exact[i])
             close += sum(1 for _, d in got if d <= tenth * 1.01)
-        out.append({"ef_search": ef, "recall@10": round(hits / (10 * n), 4),
-                    "within 1 % of the 10th distance": round(close / (10 * n), 4),
-                    "p50 ms": round(pct(times, 50), 1), "p95 ms": round(pct(times, 95), 1)})
+        out.append(
+            {
+                "ef_search": ef,
+                "recall@10": round(hits / (10 * n), 4),
+                "within 1 % of the 10th distance": round(close / (10 * n), 4),
+                "p50 ms": round(pct(times, 50), 1),
+                "p95 ms": round(pct(times, 95), 1),
+            }
+        )
         print(f"  ef_search {ef}: {out[-1]}", file=sys.stderr, flush=True)
     return out
 
@@ -624,7 +630,8 @@ def hnsw_recall_real(args: argparse.Namespace) -> None:
         cid, dim = conn.execute("SELECT id, dim FROM collections WHERE name = %s", (args.collection,)).fetchone()
         rows = conn.execute(
             f"SELECT id, embedding::vector({dim}) FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL",
-            (cid,), binary=True,
+            (cid,),
+            binary=True,
         ).fetchall()
         ids = [r[0] for r in rows]
         unit = np.stack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
@@ -633,23 +640,39 @@ def hnsw_recall_real(args: argparse.Namespace) -> None:
         q = np.asarray(get_embedder("e5-small").embed_queries(texts), dtype=np.float32)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
         exact = [{ids[j] for j in np.argpartition(-(q[i : i + 1] @ unit.T)[0], 10)[:10]} for i in range(len(q))]
-        report: dict[str, Any] = {"collection": args.collection, "chunks": len(ids), "queries": len(q),
-                                  "machine": cpu_facts(), "ef_search": []}
-        sql_q = (f"SELECT id FROM chunks WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
-                 f"ORDER BY (embedding::vector({dim})) <=> %s::vector({dim}) LIMIT 10")
+        report: dict[str, Any] = {
+            "collection": args.collection,
+            "chunks": len(ids),
+            "queries": len(q),
+            "machine": cpu_facts(),
+            "ef_search": [],
+        }
+        sql_q = (
+            f"SELECT id FROM chunks WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
+            f"ORDER BY (embedding::vector({dim})) <=> %s::vector({dim}) LIMIT 10"
+        )
         for ef in args.ef:
             hits, times = 0, []
             for i in range(len(q)):
                 vec = "[" + ",".join(repr(float(x)) for x in q[i]) + "]"
                 t0 = time.perf_counter()
                 with conn.transaction():
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(ef),))
+                    conn.execute(
+                        "SELECT set_config('hnsw.ef_search', %s, true), "
+                        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                        (str(ef),),
+                    )
                     got = {r[0] for r in conn.execute(sql_q, (vec,)).fetchall()}
                 times.append(time.perf_counter() - t0)
                 hits += len(got & exact[i])
-            report["ef_search"].append({"ef_search": ef, "recall@10": round(hits / (10 * len(q)), 4),
-                                        "p50 ms": round(pct(times, 50), 1), "p95 ms": round(pct(times, 95), 1)})
+            report["ef_search"].append(
+                {
+                    "ef_search": ef,
+                    "recall@10": round(hits / (10 * len(q)), 4),
+                    "p50 ms": round(pct(times, 50), 1),
+                    "p95 ms": round(pct(times, 95), 1),
+                }
+            )
             print(f"  ef_search {ef}: {report['ef_search'][-1]}", file=sys.stderr, flush=True)
     print(json.dumps(report, indent=2))
     if args.json:
@@ -671,10 +694,12 @@ def ensure_text_copy(conn: Any, cid: int) -> None:
         conn.execute(
             f"CREATE TABLE {TEXT_COPY} AS SELECT p.collection_id, p.lexeme, k.id AS chunk_id, p.document_id, p.tf, "
             f"p.dl FROM postings p JOIN chunks k ON {CHUNK_OF_KEY.format(key='p.chunk_key')} "
-            "WHERE p.collection_id = %s ORDER BY 1, 2, 3", (cid,),
+            "WHERE p.collection_id = %s ORDER BY 1, 2, 3",
+            (cid,),
         )
-        conn.execute(f"ALTER TABLE {TEXT_COPY} ADD PRIMARY KEY (collection_id, lexeme, chunk_id) "
-                     "INCLUDE (document_id, tf, dl)")
+        conn.execute(
+            f"ALTER TABLE {TEXT_COPY} ADD PRIMARY KEY (collection_id, lexeme, chunk_id) INCLUDE (document_id, tf, dl)"
+        )
         conn.execute(f"VACUUM ANALYZE {TEXT_COPY}")
         conn.execute("VACUUM ANALYZE postings")  # both sides all-visible, as index-only scans want them
         print(f"  text-keyed copy of the postings built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -695,20 +720,32 @@ def keyword_sql(args: argparse.Namespace) -> None:
     sqlgen = Store.__new__(Store)  # only the SQL builders: no connection, no migration
     variants: dict[str, bool | str] = {**PRUNED, "old full (every posting)": False}
     with psycopg.connect(args.url, autocommit=True) as conn:
-        cid, language = conn.execute("SELECT id, language FROM collections WHERE name = %s",
-                                     (args.collection,)).fetchone()
+        cid, language = conn.execute(
+            "SELECT id, language FROM collections WHERE name = %s", (args.collection,)
+        ).fetchone()
         if args.text_copy:
             ensure_text_copy(conn, cid)
             variants = {"migration 9 over text chunk ids (before)": "text", **variants}
         pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         claims = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
-        lexemes = [[r[0] for r in conn.execute("SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
-                                               "ORDER BY positions[1]", (language, q)).fetchall()] for q in claims]
+        lexemes = [
+            [
+                r[0]
+                for r in conn.execute(
+                    "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) ORDER BY positions[1]",
+                    (language, q),
+                ).fetchall()
+            ]
+            for q in claims
+        ]
 
         def query(lx: list[str], how: bool | str) -> tuple[Any, list[Any]]:
             if how == "text":
-                return (f"SELECT chunk_id, score FROM {TEXT_COPY}_topk(%s, %s, 40, 0.9, 0.4, NULL, 8000, 2000, 0.5) "
-                        'ORDER BY score DESC, chunk_id COLLATE "C"', [cid, lx])
+                return (
+                    f"SELECT chunk_id, score FROM {TEXT_COPY}_topk(%s, %s, 40, 0.9, 0.4, NULL, 8000, 2000, 0.5) "
+                    'ORDER BY score DESC, chunk_id COLLATE "C"',
+                    [cid, lx],
+                )
             if how:
                 return sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, True)
             return sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None)
@@ -729,15 +766,24 @@ def keyword_sql(args: argparse.Namespace) -> None:
     full = results["old full (every posting)"]
     equal = all(
         len(a) == len(b) and all(math.isclose(x[1], y[1], rel_tol=1e-12) for x, y in zip(a, b, strict=True))
-        for label in variants if label != "old full (every posting)"
+        for label in variants
+        if label != "old full (every posting)"
         for a, b in zip(results[label], full, strict=True)
     )
-    report = {"collection": args.collection, "claims": len(lexemes), "machine": cpu_facts(),
-              "every path equal to the full sum (scores to 1e-12, all claims)": equal,
-              "keyword leg (top 40)": {label: {"p50 ms": round(pct(times[label], 50), 1),
-                                               "p95 ms": round(pct(times[label], 95), 1),
-                                               "backend CPU ms/query": round(cpu[label] * 1000 / len(lexemes), 1)}
-                                       for label in variants}}
+    report = {
+        "collection": args.collection,
+        "claims": len(lexemes),
+        "machine": cpu_facts(),
+        "every path equal to the full sum (scores to 1e-12, all claims)": equal,
+        "keyword leg (top 40)": {
+            label: {
+                "p50 ms": round(pct(times[label], 50), 1),
+                "p95 ms": round(pct(times[label], 95), 1),
+                "backend CPU ms/query": round(cpu[label] * 1000 / len(lexemes), 1),
+            }
+            for label in variants
+        },
+    }
     print(json.dumps(report, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
@@ -798,9 +844,15 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
     server.should_exit = True
     thread.join(10)
     ctx.close()
-    return {"clients": clients, "seconds": round(wall, 1), "requests": len(times),
-            "requests/s": round(len(times) / wall, 1), "p50 ms": round(pct(times, 50), 1),
-            "p95 ms": round(pct(times, 95), 1), "errors": errors}
+    return {
+        "clients": clients,
+        "seconds": round(wall, 1),
+        "requests": len(times),
+        "requests/s": round(len(times) / wall, 1),
+        "p50 ms": round(pct(times, 50), 1),
+        "p95 ms": round(pct(times, 95), 1),
+        "errors": errors,
+    }
 
 
 def lancedb_side_by_side(
@@ -830,8 +882,11 @@ def lancedb_side_by_side(
     t0 = time.perf_counter()
     tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
     vec_s = time.perf_counter() - t0
-    rows: dict[str, Any] = {"ingest s": round(ingest_s, 1), "fts index s": round(fts_s, 1),
-                            "vector index s": round(vec_s, 1)}
+    rows: dict[str, Any] = {
+        "ingest s": round(ingest_s, 1),
+        "fts index s": round(fts_s, 1),
+        "vector index s": round(vec_s, 1),
+    }
     return lancedb_queries(tbl, queries, qvecs, rows)
 
 
@@ -896,8 +951,14 @@ def keyword_legs(col: Collection, lexemes: list[list[str]], filters: SearchFilte
                 c1 = backend_cpu_s(pid)
                 cpu[label] += (c1 - c0) if c0 is not None and c1 is not None else float("nan")
     suffix = ", 1 % filter" if filters else ""
-    return [(f"  keyword leg, BM25 {label}{suffix} (top 40)", times[label],
-             None if math.isnan(cpu[label]) else round(cpu[label] * 1000 / len(lexemes), 2)) for label in variants]
+    return [
+        (
+            f"  keyword leg, BM25 {label}{suffix} (top 40)",
+            times[label],
+            None if math.isnan(cpu[label]) else round(cpu[label] * 1000 / len(lexemes), 2),
+        )
+        for label in variants
+    ]
 
 
 def scale_collection(store: Store, args: argparse.Namespace) -> tuple[Collection, dict[str, Any]]:
@@ -908,8 +969,9 @@ def scale_collection(store: Store, args: argparse.Namespace) -> tuple[Collection
         store.get_collection(f"bench_latency_{args.chunks}" + ("_text" if args.text_only else ""))
     except Exception:  # CollectionNotFound
         existed = False
-    col = latency_collection(store, args.chunks, vectors=not args.text_only, reuse=args.reuse,
-                             writers=1 if existed else args.writers)
+    col = latency_collection(
+        store, args.chunks, vectors=not args.text_only, reuse=args.reuse, writers=1 if existed else args.writers
+    )
     report: dict[str, Any] = {"chunks": col.chunk_count, "documents": col.document_count, "machine": cpu_facts()}
     report["ingest s"] = None if existed else round(time.perf_counter() - t0, 1)
     if not existed and args.writers > 1:
@@ -928,8 +990,14 @@ def scale_collection(store: Store, args: argparse.Namespace) -> tuple[Collection
 
 
 def scale_with_vectors(
-    svc: SearchService, old: SearchService, emb: E5QueryEmbedder, col: Collection, queries: list[str],
-    run: Callable[[str, Callable[[str], Any]], None], rows: list[tuple[str, list[float]]], report: dict[str, Any],
+    svc: SearchService,
+    old: SearchService,
+    emb: E5QueryEmbedder,
+    col: Collection,
+    queries: list[str],
+    run: Callable[[str, Callable[[str], Any]], None],
+    rows: list[tuple[str, list[float]]],
+    report: dict[str, Any],
     one_pct: SearchFilters,
 ) -> np.ndarray:
     """Every mode with and without query embedding, then the vector leg alone and filtered; the query vectors."""
@@ -951,8 +1019,12 @@ def scale_with_vectors(
     emb.seconds.clear()
     qvecs = np.stack([emb.embed_queries([q])[0] for q in queries])
     rows.append(("  e5-small query embedding", list(emb.seconds)))
-    rows.append(("  vector leg (HNSW, top 40)",
-                 [timed(lambda v=v: store.vector_search(col, v, 40, None, ef_search)) for v in qvecs]))
+    rows.append(
+        (
+            "  vector leg (HNSW, top 40)",
+            [timed(lambda v=v: store.vector_search(col, v, 40, None, ef_search)) for v in qvecs],
+        )
+    )
     got: list[int] = []
 
     def filtered(v: np.ndarray) -> None:
@@ -973,8 +1045,10 @@ def print_scale(report: dict[str, Any], n_queries: int, json_path: str | None) -
     print("|---|---|---|")
     for label, (p50, p95) in report["latency"].items():
         print(f"| {label} | {p50} | {p95} |")
-        print("BENCH_RESULT " + json.dumps({"item": f"{report['chunks']} {label}", "metric": "p50", "value": p50,
-                                            "unit": "ms"}))
+        print(
+            "BENCH_RESULT "
+            + json.dumps({"item": f"{report['chunks']} {label}", "metric": "p50", "value": p50, "unit": "ms"})
+        )
 
 
 def scale(args: argparse.Namespace) -> None:
@@ -1057,8 +1131,12 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--rebuild-hnsw", action="store_true", help="time a fresh HNSW build")
     sc.add_argument("--maintenance-work-mem", default="1GB")
     sc.add_argument("--parallel-workers", type=int, default=1)
-    sc.add_argument("--writers", type=int, default=1,
-                    help="bulk build: documents written by N threads, the HNSW index built after the load")
+    sc.add_argument(
+        "--writers",
+        type=int,
+        default=1,
+        help="bulk build: documents written by N threads, the HNSW index built after the load",
+    )
     sc.add_argument("--json", help="write the report here")
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
@@ -1073,8 +1151,11 @@ def main(argv: list[str] | None = None) -> None:
     ks.add_argument("--url", required=True, help="database URL (kaynak_bm25_topk and collection_stats present)")
     ks.add_argument("--collection", required=True)
     ks.add_argument("--queries", type=int, default=60)
-    ks.add_argument("--text-copy", action="store_true",
-                    help="also migration 9's leg over a text-keyed copy of the postings (built once, kept)")
+    ks.add_argument(
+        "--text-copy",
+        action="store_true",
+        help="also migration 9's leg over a text-keyed copy of the postings (built once, kept)",
+    )
     ks.add_argument("--json", help="write the report here")
     args, _unknown = parser.parse_known_args(argv)
     if args.command == "hnsw-recall":

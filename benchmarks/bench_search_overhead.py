@@ -106,10 +106,24 @@ def worker(args: argparse.Namespace) -> None:
             t1, c1 = time.perf_counter(), time.process_time()
         b1 = backend_cpu(admin, app)
         # what must not change: the hits, their quotes and marks, the plan's reason and weights
-        ids = ([(h.chunk_id, h.quote.text, h.quote.char_start, h.ocr, h.stale) for h in out]
-               + [out.plan.reason, sorted(out.plan.weights.items())] if what in MODES else [r[0] for r in out])
-        print(json.dumps({"ms": (t1 - t0) * 1000, "client_cpu_ms": (c1 - c0) * 1000,
-                          "backend_cpu_ms": (b1 - b0) * 1000, "round_trips": rt.count, "ids": ids}), flush=True)
+        ids = (
+            [(h.chunk_id, h.quote.text, h.quote.char_start, h.ocr, h.stale) for h in out]
+            + [out.plan.reason, sorted(out.plan.weights.items())]
+            if what in MODES
+            else [r[0] for r in out]
+        )
+        print(
+            json.dumps(
+                {
+                    "ms": (t1 - t0) * 1000,
+                    "client_cpu_ms": (c1 - c0) * 1000,
+                    "backend_cpu_ms": (b1 - b0) * 1000,
+                    "round_trips": rt.count,
+                    "ids": ids,
+                }
+            ),
+            flush=True,
+        )
     admin.close()
     store.close()
 
@@ -135,9 +149,20 @@ class Worker:
         env = {**os.environ, "PYTHONPATH": str(root / "src"), "PGAPPNAME": f"p14b-{label}"}
         self.label = label
         self.proc = subprocess.Popen(
-            [sys.executable, str(root / "benchmarks" / "bench_search_overhead.py"), "--worker",
-             "--collection", args.collection, "--vectors", str(vectors)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=root,
+            [
+                sys.executable,
+                str(root / "benchmarks" / "bench_search_overhead.py"),
+                "--worker",
+                "--collection",
+                args.collection,
+                "--vectors",
+                str(vectors),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=root,
         )
         first = self.ask(None)
         if "error" in first:
@@ -172,11 +197,13 @@ def query_vectors(url: str, collection: str, n: int, path: Path) -> None:
         register_vector(conn)
         rows = []
         for i in range(n):
-            rows.append(conn.execute(
-                "SELECT embedding::vector FROM chunks c JOIN collections col ON col.id = c.collection_id "
-                "WHERE col.name = %s AND embedding IS NOT NULL ORDER BY c.id LIMIT 1 OFFSET %s",
-                (collection, 997 * i % 90000),
-            ).fetchone()[0])
+            rows.append(
+                conn.execute(
+                    "SELECT embedding::vector FROM chunks c JOIN collections col ON col.id = c.collection_id "
+                    "WHERE col.name = %s AND embedding IS NOT NULL ORDER BY c.id LIMIT 1 OFFSET %s",
+                    (collection, 997 * i % 90000),
+                ).fetchone()[0]
+            )
     base = np.stack([np.asarray(r.to_numpy(), dtype=np.float32) for r in rows])
     rng = np.random.default_rng(14)
     noise = rng.standard_normal(base.shape).astype(np.float32)
@@ -197,9 +224,14 @@ def driver(args: argparse.Namespace) -> None:
     vectors = tmp / "vectors.npy"
     query_vectors(url, args.collection, len(queries), vectors)
     commits = {"old": args.old, "new": args.new}
-    shas = {k: c if Path(c).is_dir() else subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", c], check=True, capture_output=True, text=True).stdout.strip()
-        for k, c in commits.items()}
+    shas = {
+        k: c
+        if Path(c).is_dir()
+        else subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", c], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for k, c in commits.items()
+    }
     workers = {k: Worker(k, export(c, tmp / k), args, vectors) for k, c in commits.items()}
     whats = [*MODES, "kwleg", "vecleg"]
     res: dict[str, dict[str, list[dict[str, Any]]]] = {k: {w: [] for w in whats} for k in workers}
@@ -213,8 +245,10 @@ def driver(args: argparse.Namespace) -> None:
                 order = list(workers) if (i + whats.index(what)) % 2 == 0 else list(reversed(workers))
                 for k in order:
                     res[k][what].append(workers[k].ask({"query": q, "i": i, "what": what}))
-        same_hits = {what: sum(a["ids"] == b["ids"] for a, b in zip(res["old"][what], res["new"][what], strict=True))
-                     for what in whats}
+        same_hits = {
+            what: sum(a["ids"] == b["ids"] for a, b in zip(res["old"][what], res["new"][what], strict=True))
+            for what in whats
+        }
         rest = {}
         if args.rest:
             for k in ("old", "new", "old", "new")[: 2 * args.rest_rounds]:
@@ -224,7 +258,9 @@ def driver(args: argparse.Namespace) -> None:
         for w in workers.values():
             w.close()
     report: dict[str, Any] = {
-        "collection": args.collection, "queries": len(queries), "commits": shas,
+        "collection": args.collection,
+        "queries": len(queries),
+        "commits": shas,
         "load average at the end": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "same hits, quotes and plan reasons (queries)": same_hits,
         "rows": {},
@@ -234,7 +270,8 @@ def driver(args: argparse.Namespace) -> None:
             rows = res[k][what]
             ms = [r["ms"] for r in rows]
             report["rows"][f"{k} {what}"] = {
-                "p50 ms": round(pct(ms, 50), 2), "p95 ms": round(pct(ms, 95), 2),
+                "p50 ms": round(pct(ms, 50), 2),
+                "p95 ms": round(pct(ms, 95), 2),
                 "mean ms": round(statistics.fmean(ms), 2),
                 "client CPU ms": round(statistics.fmean(r["client_cpu_ms"] for r in rows), 2),
                 "backend CPU ms": round(statistics.fmean(r["backend_cpu_ms"] for r in rows), 2),
@@ -243,8 +280,14 @@ def driver(args: argparse.Namespace) -> None:
         # overhead per query: the search minus the slower of its legs, both from the same query
         kw, vec = res[k]["kwleg"], res[k]["vecleg"]
         for what in MODES:
-            legs = [kw[i]["ms"] if what == "keyword" else vec[i]["ms"] if what == "vector"
-                    else max(kw[i]["ms"], vec[i]["ms"]) for i in range(len(queries))]
+            legs = [
+                kw[i]["ms"]
+                if what == "keyword"
+                else vec[i]["ms"]
+                if what == "vector"
+                else max(kw[i]["ms"], vec[i]["ms"])
+                for i in range(len(queries))
+            ]
             over = [r["ms"] - leg for r, leg in zip(res[k][what], legs, strict=True)]
             report["rows"][f"{k} {what}"]["overhead p50 ms"] = round(pct(over, 50), 2)
     if args.rest:

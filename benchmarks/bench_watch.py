@@ -30,9 +30,35 @@ from pathlib import Path
 from typing import Any
 
 WORDS = [
-    "river", "town", "lake", "bridge", "market", "water", "century", "people", "walk", "side", "street", "house",
-    "garden", "road", "station", "tower", "window", "light", "morning", "evening", "winter", "summer", "harbour",
-    "island", "mountain", "valley", "forest", "field", "village",
+    "river",
+    "town",
+    "lake",
+    "bridge",
+    "market",
+    "water",
+    "century",
+    "people",
+    "walk",
+    "side",
+    "street",
+    "house",
+    "garden",
+    "road",
+    "station",
+    "tower",
+    "window",
+    "light",
+    "morning",
+    "evening",
+    "winter",
+    "summer",
+    "harbour",
+    "island",
+    "mountain",
+    "valley",
+    "forest",
+    "field",
+    "village",
 ]
 
 
@@ -61,8 +87,12 @@ def idle_cpu(env: dict[str, str], name: str, seconds: float, poll: bool) -> dict
     finally:
         proc.terminate()
         proc.wait(60)
-    return {"mode": "polling 1 s" if poll else "events", "seconds": round(t1 - t0, 1),
-            "cpu_seconds": round(c1 - c0, 3), "cpu_percent": round(100 * (c1 - c0) / (t1 - t0), 3)}
+    return {
+        "mode": "polling 1 s" if poll else "events",
+        "seconds": round(t1 - t0, 1),
+        "cpu_seconds": round(c1 - c0, 3),
+        "cpu_percent": round(100 * (c1 - c0) / (t1 - t0), 3),
+    }
 
 
 def main() -> None:
@@ -87,8 +117,11 @@ def main() -> None:
             p = root / f"d{i % 100:02d}" / f"n{i:05d}.md"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text(i), encoding="utf-8")
-        out: dict[str, Any] = {"files": args.files, "machine": f"{os.cpu_count()} cores, {platform.processor() or ''}"
-                               f" load {os.getloadavg()[0]:.1f} (shared with other engineers' work)"}
+        out: dict[str, Any] = {
+            "files": args.files,
+            "machine": f"{os.cpu_count()} cores, {platform.processor() or ''}"
+            f" load {os.getloadavg()[0]:.1f} (shared with other engineers' work)",
+        }
         name = "bench"
         ctx = Context()
         try:
@@ -134,9 +167,11 @@ def main() -> None:
                     time.sleep(0.01)
                 sync_s.append(syncs[-1].seconds)
                 time.sleep(0.5)
-            out["edit_to_searchable_s"] = {"median": round(statistics.median(latencies), 3),
-                                           "all": [round(x, 3) for x in latencies],
-                                           "settle_s": w.settle_s}
+            out["edit_to_searchable_s"] = {
+                "median": round(statistics.median(latencies), 3),
+                "all": [round(x, 3) for x in latencies],
+                "settle_s": w.settle_s,
+            }
             out["sync_of_one_edit_s"] = {"median": round(statistics.median(sync_s), 3), "all": sync_s}
 
             n_syncs = len(syncs)

@@ -81,10 +81,20 @@ def main() -> int:
         with running(make_app(ctx)) as url:
             options = webdriver.ChromeOptions()
             options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-            for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                         "--disable-dev-shm-usage", "--window-size=1280,1000", f"--user-data-dir={profile}",
-                         "--hide-scrollbars"):
+            for flag in (
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--window-size=1280,1000",
+                f"--user-data-dir={profile}",
+                "--hide-scrollbars",
+            ):
                 options.add_argument(flag)
             options.add_experimental_option("prefs", {"intl.accept_languages": args.lang})
             service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
@@ -95,7 +105,8 @@ def main() -> int:
                 "const nav = performance.getEntriesByType('navigation')[0];"
                 "const res = performance.getEntriesByType('resource').filter(r => r.name.includes('/static/'));"
                 "return [[location.pathname, nav.decodedBodySize, nav.encodedBodySize]]"
-                ".concat(res.map(r => [new URL(r.name).pathname, r.decodedBodySize, r.encodedBodySize]))")
+                ".concat(res.map(r => [new URL(r.name).pathname, r.decodedBodySize, r.encodedBodySize]))"
+            )
             import httpx
 
             raw = {path: httpx.get(url + path).content for path, _, _ in weights}
@@ -109,19 +120,24 @@ def main() -> int:
             first, highlighted, api = [], [], []
             for rnd in range(args.rounds):
                 for q in QUESTIONS:
-                    driver.execute_script("performance.clearMarks(); performance.clearMeasures();"
-                                          "performance.clearResourceTimings()")
+                    driver.execute_script(
+                        "performance.clearMarks(); performance.clearMeasures();performance.clearResourceTimings()"
+                    )
                     before = driver.execute_script("return document.body.dataset.highlighted || ''")
                     box = driver.find_element("id", "q")
                     box.clear()
                     box.send_keys(q + Keys.ENTER)
-                    WebDriverWait(driver, 60).until(lambda d, b=before: d.execute_script(
-                        "return (document.body.dataset.highlighted || '') !== arguments[0]", b))
+                    WebDriverWait(driver, 60).until(
+                        lambda d, b=before: d.execute_script(
+                            "return (document.body.dataset.highlighted || '') !== arguments[0]", b
+                        )
+                    )
                     m = driver.execute_script(
                         "const g = n => performance.getEntriesByName(n)[0];"
                         "const r = performance.getEntriesByType('resource').find(e => e.name.endsWith('/v1/search'));"
                         "return [g('kaynak:first-result').duration, g('kaynak:first-highlighted').duration,"
-                        " r ? r.responseEnd - r.requestStart : null]")
+                        " r ? r.responseEnd - r.requestStart : null]"
+                    )
                     first.append(m[0])
                     highlighted.append(m[1])
                     if m[2] is not None:
@@ -131,21 +147,36 @@ def main() -> int:
                         driver.execute_script("document.activeElement.blur()")
                         driver.save_screenshot(str(args.screenshot))
                         print(f"\nscreenshot: {args.screenshot}")
-            print(f"\n{len(first)} searches ({args.rounds} rounds x {len(QUESTIONS)} questions), "
-                  f"embedder {args.embedder}, Chromium headless")
-            for label, values in (("API /v1/search (request → response end)", api),
-                                  ("API answer → results in DOM (first-result)", first),
-                                  ("API answer → highlighted quotes in DOM", highlighted)):
+            print(
+                f"\n{len(first)} searches ({args.rounds} rounds x {len(QUESTIONS)} questions), "
+                f"embedder {args.embedder}, Chromium headless"
+            )
+            for label, values in (
+                ("API /v1/search (request → response end)", api),
+                ("API answer → results in DOM (first-result)", first),
+                ("API answer → highlighted quotes in DOM", highlighted),
+            ):
                 if values:
-                    print(f"  {label:<46} median {statistics.median(values):6.1f} ms   "
-                          f"p95 {pct(values, 0.95):6.1f} ms   max {max(values):6.1f} ms")
-            print(f"\nmachine: {platform.machine()}, {os.cpu_count()} logical CPUs, {platform.python_version()}; "
-                  "shared with other work, so times are indicative")
-            print(json.dumps({"page_bytes": total, "page_gzip_bytes": zipped,
-                              "first_result_median_ms": statistics.median(first),
-                              "first_result_p95_ms": pct(first, 0.95),
-                              "highlighted_median_ms": statistics.median(highlighted),
-                              "api_median_ms": statistics.median(api) if api else None}))
+                    print(
+                        f"  {label:<46} median {statistics.median(values):6.1f} ms   "
+                        f"p95 {pct(values, 0.95):6.1f} ms   max {max(values):6.1f} ms"
+                    )
+            print(
+                f"\nmachine: {platform.machine()}, {os.cpu_count()} logical CPUs, {platform.python_version()}; "
+                "shared with other work, so times are indicative"
+            )
+            print(
+                json.dumps(
+                    {
+                        "page_bytes": total,
+                        "page_gzip_bytes": zipped,
+                        "first_result_median_ms": statistics.median(first),
+                        "first_result_p95_ms": pct(first, 0.95),
+                        "highlighted_median_ms": statistics.median(highlighted),
+                        "api_median_ms": statistics.median(api) if api else None,
+                    }
+                )
+            )
     finally:
         if driver is not None:
             driver.quit()

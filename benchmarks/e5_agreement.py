@@ -71,8 +71,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     passages, queries = sample(args.passages, args.queries, args.seed)
-    print(f"{len(passages)} passages (mean {np.mean([len(p) for p in passages]):.0f} characters), "
-          f"{len(queries)} queries", flush=True)
+    print(
+        f"{len(passages)} passages (mean {np.mean([len(p) for p in passages]):.0f} characters), {len(queries)} queries",
+        flush=True,
+    )
     out: dict[str, Any] = {"passages": len(passages), "queries": len(queries), "seed": args.seed}
     with tempfile.TemporaryDirectory(prefix="kaynak-agree-") as tmp:
         t0 = time.perf_counter()
@@ -97,8 +99,10 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name in vecs:
         p, q = out[name]["passages"], out[name]["queries"]
-        print(f"| e5-small {name} | {p['median']:.4f} | {p['min']:.4f} | {q['median']:.4f} | {q['min']:.4f} | "
-              f"{p['below_0.99'] + q['below_0.99']} |")
+        print(
+            f"| e5-small {name} | {p['median']:.4f} | {p['min']:.4f} | {q['median']:.4f} | {q['min']:.4f} | "
+            f"{p['below_0.99'] + q['below_0.99']} |"
+        )
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 

@@ -86,7 +86,8 @@ def dump(name: str) -> Path:
             rows = conn.execute(
                 "SELECT c.id, d.source, c.embedding::text, (SELECT coalesce(sum(cardinality(positions)), 0) "
                 "FROM unnest(c.tsv)) FROM chunks c JOIN documents d ON d.id = c.document_id "
-                "WHERE c.collection_id = %s ORDER BY c.id", (col.id,),
+                "WHERE c.collection_id = %s ORDER BY c.id",
+                (col.id,),
             ).fetchall()
             postings = postings_of(conn, col.id, lexemes)
     finally:
@@ -94,9 +95,19 @@ def dump(name: str) -> Path:
     post: dict[str, dict[str, int]] = defaultdict(dict)
     for lx, cid, tf in postings:
         post[lx][cid] = int(tf)
-    data = {"name": name, "out": out, "qrels": qrels, "texts": texts, "qv": qv, "ids": [r[0] for r in rows],
-            "doc": {r[0]: r[1] for r in rows}, "dl": {r[0]: int(r[3]) for r in rows}, "postings": dict(post),
-            "E": np.array([np.array(r[2].strip("[]").split(","), dtype=np.float32) for r in rows]), **extra}
+    data = {
+        "name": name,
+        "out": out,
+        "qrels": qrels,
+        "texts": texts,
+        "qv": qv,
+        "ids": [r[0] for r in rows],
+        "doc": {r[0]: r[1] for r in rows},
+        "dl": {r[0]: int(r[3]) for r in rows},
+        "postings": dict(post),
+        "E": np.array([np.array(r[2].strip("[]").split(","), dtype=np.float32) for r in rows]),
+        **extra,
+    }
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}.candidates.pkl"
     with path.open("wb") as fh:
@@ -149,8 +160,18 @@ def half(qid: str) -> str:
     return "ab"[int(hashlib.md5(qid.encode()).hexdigest(), 16) % 2]
 
 
-def fuse(s: DumpedSet, qid: str, *, alpha: float = 0.05, depth: int = DEPTH, fill: str = "", doc_lambda: float = 0,
-         zscore: bool = False, prf: tuple[int, float] | None = None, leg: str | None = None) -> list[str]:
+def fuse(
+    s: DumpedSet,
+    qid: str,
+    *,
+    alpha: float = 0.05,
+    depth: int = DEPTH,
+    fill: str = "",
+    doc_lambda: float = 0,
+    zscore: bool = False,
+    prf: tuple[int, float] | None = None,
+    leg: str | None = None,
+) -> list[str]:
     """One query's fused chunk ids (best first, 100 at most) under one candidate; ``leg`` returns one leg alone."""
     q = s.out[qid]
     legs = {name: list(items[:depth]) for name, items in q["legs"].items()}
@@ -190,8 +211,10 @@ def fuse(s: DumpedSet, qid: str, *, alpha: float = 0.05, depth: int = DEPTH, fil
             best: dict[str, float] = {}
             for c, x in norm.items():
                 best[s.doc[c]] = max(best.get(s.doc[c], x), x)
-            norm = {c: max(norm.get(c, missing), doc_lambda * best[s.doc[c]]) if s.doc[c] in best
-                    else norm.get(c, missing) for c in union}
+            norm = {
+                c: max(norm.get(c, missing), doc_lambda * best[s.doc[c]]) if s.doc[c] in best else norm.get(c, missing)
+                for c in union
+            }
         for c in union:
             fused[c] += weights[name] * norm.get(c, missing)
     return [c for c, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))][:DEPTH]
@@ -280,7 +303,7 @@ def cost(name: str, n: int = 300) -> None:
         filled.clear()
         wall: dict[bool, list[float]] = {True: [], False: []}
         for i, t in enumerate(texts):
-            for with_fill in ((True, False) if i % 2 else (False, True)):
+            for with_fill in (True, False) if i % 2 else (False, True):
                 t0 = time.perf_counter()
                 (on if with_fill else off).search(t, collection)
                 wall[with_fill].append((time.perf_counter() - t0) * 1000)
@@ -291,10 +314,14 @@ def cost(name: str, n: int = 300) -> None:
         return sorted(xs)[int(p * (len(xs) - 1))]
 
     diff = [a - b for a, b in zip(wall[True], wall[False], strict=True)]
-    print(f"{len(texts)} queries of {name}, k = 10; the fill-in step p50 {pct(step, .5):.2f} ms, p95 "
-          f"{pct(step, .95):.2f} ms; chunks filled per search median {statistics.median(filled)}, most {max(filled)}")
-    print(f"search p50 {pct(wall[True], .5):.1f} ms with, {pct(wall[False], .5):.1f} ms without; paired difference "
-          f"per query median {statistics.median(diff):+.2f} ms, mean {statistics.mean(diff):+.2f} ms")
+    print(
+        f"{len(texts)} queries of {name}, k = 10; the fill-in step p50 {pct(step, 0.5):.2f} ms, p95 "
+        f"{pct(step, 0.95):.2f} ms; chunks filled per search median {statistics.median(filled)}, most {max(filled)}"
+    )
+    print(
+        f"search p50 {pct(wall[True], 0.5):.1f} ms with, {pct(wall[False], 0.5):.1f} ms without; paired difference "
+        f"per query median {statistics.median(diff):+.2f} ms, mean {statistics.mean(diff):+.2f} ms"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

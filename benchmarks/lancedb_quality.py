@@ -51,7 +51,8 @@ def chunks_of(ctx: Context, collection: str) -> tuple[list[str], list[str], list
         rows = conn.execute(
             f"SELECT c.id, c.text, d.source, c.embedding::vector({col.dim}) FROM chunks c "
             "JOIN documents d ON d.id = c.document_id WHERE c.collection_id = %s ORDER BY c.id",
-            (col.id,), binary=True,
+            (col.id,),
+            binary=True,
         ).fetchall()
     vecs = np.stack([np.asarray(r[3].to_numpy(), dtype=np.float32) for r in rows])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], vecs
@@ -67,8 +68,14 @@ def lancedb_runs(
     with tempfile.TemporaryDirectory(prefix="kaynak-lancedb-") as tmp:
         db = lancedb.connect(tmp)
         flat = pa.array(vecs.ravel())
-        table = pa.table({"id": ids, "source": sources, "text": texts,
-                          "vector": pa.FixedSizeListArray.from_arrays(flat, vecs.shape[1])})
+        table = pa.table(
+            {
+                "id": ids,
+                "source": sources,
+                "text": texts,
+                "vector": pa.FixedSizeListArray.from_arrays(flat, vecs.shape[1]),
+            }
+        )
         tbl = db.create_table("chunks", data=table)
         tbl.create_fts_index("text", use_tantivy=False)
         runs: dict[str, dict[str, list[str]]] = {"keyword": {}, "vector": {}, "hybrid": {}}
@@ -76,8 +83,9 @@ def lancedb_runs(
             searches = {
                 "keyword": lambda t=text: tbl.search(t, query_type="fts").limit(K).select(["source"]).to_list(),
                 "vector": lambda v=v: tbl.search(v).distance_type("cosine").limit(K).select(["source"]).to_list(),
-                "hybrid": lambda t=text, v=v: tbl.search(query_type="hybrid").vector(v).text(t).limit(K)
-                .select(["source"]).to_list(),
+                "hybrid": lambda t=text, v=v: (
+                    tbl.search(query_type="hybrid").vector(v).text(t).limit(K).select(["source"]).to_list()
+                ),
             }
             for mode, search in searches.items():
                 try:
@@ -92,16 +100,23 @@ def one_set(ctx: Context, name: str) -> dict[str, Any]:
     corpus, queries_dir, split = SETS[name]
     dataset = load_beir(DATA / corpus, queries_dir=DATA / queries_dir if queries_dir else None, split=split)
     t0 = time.perf_counter()
-    report = evaluate_beir(ctx, dataset, modes="keyword,vector,hybrid",
-                           progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    report = evaluate_beir(
+        ctx, dataset, modes="keyword,vector,hybrid", progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True)
+    )
     kaynak = {m["mode"]: m["metrics"]["nDCG@10"] for m in report["modes"]}
     ids, texts, sources, vecs = chunks_of(ctx, report["collection"]["name"])
     queries = {q: t for q, t in dataset.queries.items() if q in dataset.qrels}
     qvecs = np.asarray(ctx.embedder(ctx.settings.embedder).embed_queries(list(queries.values())), dtype=np.float32)
     runs = lancedb_runs(ids, texts, sources, vecs, queries, qvecs)
     lance = {mode: round(M.evaluate(run, dataset.qrels, 10)[0]["nDCG@10"], 4) for mode, run in runs.items()}
-    row = {"set": name, "queries": len(queries), "chunks": len(ids), "kaynak nDCG@10": kaynak,
-           "LanceDB nDCG@10": lance, "seconds": round(time.perf_counter() - t0, 1)}
+    row = {
+        "set": name,
+        "queries": len(queries),
+        "chunks": len(ids),
+        "kaynak nDCG@10": kaynak,
+        "LanceDB nDCG@10": lance,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 
@@ -120,8 +135,10 @@ def main(argv: list[str] | None = None) -> None:
     print("| --- | --- | --- | --- |")
     for r in rows:
         k, lance = r["kaynak nDCG@10"], r["LanceDB nDCG@10"]
-        print(f"| {r['set']} | {r['queries']} | {k.get('keyword')} / {k.get('vector')} / **{k.get('hybrid')}** | "
-              f"{lance['keyword']} / {lance['vector']} / **{lance['hybrid']}** |")
+        print(
+            f"| {r['set']} | {r['queries']} | {k.get('keyword')} / {k.get('vector')} / **{k.get('hybrid')}** | "
+            f"{lance['keyword']} / {lance['vector']} / **{lance['hybrid']}** |"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2), encoding="utf-8")
 

@@ -116,14 +116,19 @@ def result_rows(name: str, stdout: str) -> list[dict[str, Any]]:
     for line in stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             try:
-                obj = json.loads(line[len(RESULT_PREFIX):])
+                obj = json.loads(line[len(RESULT_PREFIX) :])
             except json.JSONDecodeError:
                 continue
             if isinstance(obj, dict):
                 value = obj.get("value")
                 unit = obj.get("unit") or ""
-                rows.append({"benchmark": name, "item": str(obj.get("item", "")),
-                             "values": f"{obj.get('metric', 'value')}={value}{(' ' + unit) if unit else ''}"})
+                rows.append(
+                    {
+                        "benchmark": name,
+                        "item": str(obj.get("item", "")),
+                        "values": f"{obj.get('metric', 'value')}={value}{(' ' + unit) if unit else ''}",
+                    }
+                )
     if rows:
         return rows
     for header, data in parse_tables(stdout):
@@ -144,7 +149,11 @@ def run_one(path: Path, timeout: float, extra: list[str]) -> BenchOutcome:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": os.environ.get("COLUMNS", "160")}
     try:
         proc = subprocess.run(
-            [sys.executable, str(path), *extra], capture_output=True, text=True, timeout=timeout, cwd=HERE.parent,
+            [sys.executable, str(path), *extra],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=HERE.parent,
             env=env,
         )
         out = BenchOutcome(name, path, proc.returncode, time.perf_counter() - t0, proc.stdout, proc.stderr)
@@ -174,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     extra: list[str] = []
     if "--" in argv:
         i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+        argv, extra = argv[:i], argv[i + 1 :]
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", help="run benchmarks whose name contains one of these words")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark (default 1800)")
@@ -205,9 +214,24 @@ def main(argv: list[str] | None = None) -> int:
     print("## All benchmarks\n")
     print(combined_table(outcomes))
     if args.json:
-        args.json.write_text(json.dumps(
-            [{"name": o.name, "ok": o.ok, "returncode": o.returncode, "seconds": round(o.seconds, 2), "rows": o.rows}
-             for o in outcomes], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "name": o.name,
+                        "ok": o.ok,
+                        "returncode": o.returncode,
+                        "seconds": round(o.seconds, 2),
+                        "rows": o.rows,
+                    }
+                    for o in outcomes
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     return 0 if all(o.ok for o in outcomes) else 1
 
 

@@ -101,8 +101,13 @@ def _run_legs(
         # the service appends the keyword leg's chunks its HNSW search missed, exactly scored, after its own DEPTH
         # (ADR 0021's fill-in): "filled" counts them, so that a configuration can fuse without them
         filled = max(0, len(legs.get("vector", [])) - DEPTH)
-        out[qid] = {"coverage": plan.keyword_coverage, "legs": legs, "lexemes": plan.query_lexemes,
-                    "cross": plan.cross_language, "filled": filled}
+        out[qid] = {
+            "coverage": plan.keyword_coverage,
+            "legs": legs,
+            "lexemes": plan.query_lexemes,
+            "cross": plan.cross_language,
+            "filled": filled,
+        }
         if i % 100 == 0:
             progress(f"  {i}/{len(texts)} queries, {time.perf_counter() - t0:.0f} s")
     return out
@@ -129,14 +134,29 @@ def collect_questions(collection: str, progress: Callable[[str], None]) -> Path:
         ids = sorted({cid for q in out.values() for leg in q["legs"].values() for cid, _ in leg})
         records = ctx.store.get_chunks(ids)
         with ctx.store._conn() as conn:
-            lang = dict(conn.execute("SELECT c.id, d.language FROM chunks c JOIN documents d ON d.id = c.document_id "
-                                     "WHERE c.id = ANY(%s)", (ids,)).fetchall())
+            lang = dict(
+                conn.execute(
+                    "SELECT c.id, d.language FROM chunks c JOIN documents d ON d.id = c.document_id "
+                    "WHERE c.id = ANY(%s)",
+                    (ids,),
+                ).fetchall()
+            )
     finally:
         ctx.close()
-    data = {"set": "docqa", "collection": collection, "queries": out,
-            "questions": {q.id: {"source": q.source, "pages": list(q.pages or ([q.page] if q.page else [])),
-                                 "lang": getattr(q, "lang", None)} for q in questions},
-            "chunks": {cid: [r.source, r.page, lang.get(cid)] for cid, r in records.items()}}
+    data = {
+        "set": "docqa",
+        "collection": collection,
+        "queries": out,
+        "questions": {
+            q.id: {
+                "source": q.source,
+                "pages": list(q.pages or ([q.page] if q.page else [])),
+                "lang": getattr(q, "lang", None),
+            }
+            for q in questions
+        },
+        "chunks": {cid: [r.source, r.page, lang.get(cid)] for cid, r in records.items()},
+    }
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / "docqa.json"
     path.write_text(json.dumps(data))
@@ -148,8 +168,14 @@ def _save(
 ) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{name}.json"
-    data: dict[str, Any] = {"set": name, "key": ds.key, "collection": collection, "qrels": ds.qrels,
-                            "queries": {}, "source": {}}
+    data: dict[str, Any] = {
+        "set": name,
+        "key": ds.key,
+        "collection": collection,
+        "qrels": ds.qrels,
+        "queries": {},
+        "source": {},
+    }
     if path.exists():
         data = json.loads(path.read_text())
     for qid, q in out.items():
@@ -193,16 +219,21 @@ class Config:
         c = coverage if self.coverage else 1.0
         if self.fusion == "rrf":
             return rrf(use, k=int(self.param), weights={"vector": 1.0, "keyword": self.weight * c})
-        return convex(use, weights={"vector": 1.0 - self.weight, "keyword": self.weight * c},
-                      normalization=str(self.param))
+        return convex(
+            use, weights={"vector": 1.0 - self.weight, "keyword": self.weight * c}, normalization=str(self.param)
+        )
 
 
 def grid(keyword: str = "keyword") -> list[Config]:
-    configs = [Config("rrf", k, w, cov, keyword)
-               for k, w, cov in itertools.product((10, 20, 60), (0.3, 0.5, 0.7, 1.0), (True, False))]
+    configs = [
+        Config("rrf", k, w, cov, keyword)
+        for k, w, cov in itertools.product((10, 20, 60), (0.3, 0.5, 0.7, 1.0), (True, False))
+    ]
     alphas = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
-    configs += [Config("convex", n, a, cov, keyword, fill)
-                for n, a, cov, fill in itertools.product(("tmm", "minmax"), alphas, (True, False), (False, True))]
+    configs += [
+        Config("convex", n, a, cov, keyword, fill)
+        for n, a, cov, fill in itertools.product(("tmm", "minmax"), alphas, (True, False), (False, True))
+    ]
     return configs
 
 
@@ -216,13 +247,16 @@ class Scored:
         data = json.loads(path.read_text())
         self.name: str = data["set"] + (f":{part}" if part else "")
         self.qrels: dict[str, dict[str, int]] = data["qrels"]
-        self.queries: dict[str, Any] = {q: v for q, v in data["queries"].items()
-                                        if q in self.qrels and (part is None or _half(q) == part)}
+        self.queries: dict[str, Any] = {
+            q: v for q, v in data["queries"].items() if q in self.qrels and (part is None or _half(q) == part)
+        }
         self.source: dict[str, str] = data["source"]
 
     def ndcg(self, ranking_of: Callable[[Mapping[str, Any]], Iterable[str]]) -> float:
-        run = {qid: M.first_rank_per_document(self.source[c] for c in ranking_of(q) if c in self.source)
-               for qid, q in self.queries.items()}
+        run = {
+            qid: M.first_rank_per_document(self.source[c] for c in ranking_of(q) if c in self.source)
+            for qid, q in self.queries.items()
+        }
         means, _ = M.evaluate(run, {q: self.qrels[q] for q in run}, K)
         return means[f"nDCG@{K}"]
 
@@ -288,9 +322,16 @@ def cross_validate(
             return (min(gains), sum(gains) / len(gains))
 
         choice = max(scores, key=crit)
-        rows.append({"held_out": held.name, "chosen": choice.label(), "train_min_gain": crit(choice)[0],
-                     "held_out_ndcg": scores[choice][held.name], "held_out_better_leg": best_leg[held.name],
-                     "held_out_gain": scores[choice][held.name] - best_leg[held.name]})
+        rows.append(
+            {
+                "held_out": held.name,
+                "chosen": choice.label(),
+                "train_min_gain": crit(choice)[0],
+                "held_out_ndcg": scores[choice][held.name],
+                "held_out_better_leg": best_leg[held.name],
+                "held_out_gain": scores[choice][held.name] - best_leg[held.name],
+            }
+        )
     return rows
 
 
@@ -302,15 +343,20 @@ def tune(names: Sequence[str], keyword: str, top: int) -> dict[str, Any]:
     best_leg = {n: max(v.values()) for n, v in legs.items()}
     scores = table(sets, grid(keyword))
     cv = cross_validate(sets, {c: v for c, v in scores.items() if c.coverage}, best_leg)
+
     def crit(c: Config) -> tuple[float, float]:  # as cross_validate: worst-case gain, then mean gain
         gains = [scores[c][n] - best_leg[n] for n in best_leg]
         return (-min(gains), -sum(gains) / len(gains))
 
     ranked = sorted(scores, key=crit)
     chosen = next(c for c in ranked if c.coverage)
-    return {"legs": legs, "cv": cv, "top": [(c.label(), scores[c]) for c in ranked[:top]],
-            "named": {c.label(): scores[c] for c in scores if _named(c)},
-            "chosen": (chosen.label(), scores[chosen])}
+    return {
+        "legs": legs,
+        "cv": cv,
+        "top": [(c.label(), scores[c]) for c in ranked[:top]],
+        "named": {c.label(): scores[c] for c in scores if _named(c)},
+        "chosen": (chosen.label(), scores[chosen]),
+    }
 
 
 def _named(c: Config) -> bool:
@@ -327,14 +373,18 @@ def print_tune(result: Mapping[str, Any]) -> None:
     for label, sc in list(result["named"].items()) + list(result["top"]):
         print(f"| {label} | " + " | ".join(f"{sc[n]:.4f}" for n in names) + " |")
     label, sc = result["chosen"]
-    print(f"\nchosen on all sets (best worst-case gain over the better leg, then mean gain): {label}: "
-          + ", ".join(f"{n} {sc[n]:.4f} ({sc[n] - max(result['legs'][n].values()):+.4f})" for n in names))
+    print(
+        f"\nchosen on all sets (best worst-case gain over the better leg, then mean gain): {label}: "
+        + ", ".join(f"{n} {sc[n]:.4f} ({sc[n] - max(result['legs'][n].values()):+.4f})" for n in names)
+    )
     print("\nleave-one-set-out:")
     print("| held out | chosen on the others | min gain (train) | held-out nDCG@10 | better leg | gain |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in result["cv"]:
-        print(f"| {r['held_out']} | {r['chosen']} | {r['train_min_gain']:+.4f} | {r['held_out_ndcg']:.4f} | "
-              f"{r['held_out_better_leg']:.4f} | {r['held_out_gain']:+.4f} |")
+        print(
+            f"| {r['held_out']} | {r['chosen']} | {r['train_min_gain']:+.4f} | {r['held_out_ndcg']:.4f} | "
+            f"{r['held_out_better_leg']:.4f} | {r['held_out_gain']:+.4f} |"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -353,8 +403,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "questions":  # docqa: collect once (--collection), then score the main configurations
         if args.collection:
             collect_questions(args.collection, lambda m: print(m, file=sys.stderr, flush=True))
-        configs = [Config("rrf", 60, 1.0), Config("convex", "tmm", 0.05), Config("convex", "tmm", 0.05, fill=True),
-                   Config("convex", "tmm", 0.02, False), Config("convex", "minmax", 0.4)]
+        configs = [
+            Config("rrf", 60, 1.0),
+            Config("convex", "tmm", 0.05),
+            Config("convex", "tmm", 0.05, fill=True),
+            Config("convex", "tmm", 0.02, False),
+            Config("convex", "minmax", 0.4),
+        ]
         for label, groups in question_table(configs).items():
             print(f"| {label} | " + " | ".join(f"{g} {h1:.3f} / {h5:.3f}" for g, (h1, h5) in sorted(groups.items())))
         return 0

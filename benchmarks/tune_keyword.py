@@ -55,7 +55,8 @@ class Index:
             chunks = conn.execute(
                 "SELECT c.id, d.source, c.document_id, (SELECT coalesce(sum(cardinality(positions)), 0) "
                 "FROM unnest(c.tsv)) FROM chunks c JOIN documents d ON d.id = c.document_id "
-                "WHERE c.collection_id = %s", (col.id,),
+                "WHERE c.collection_id = %s",
+                (col.id,),
             ).fetchall()
             titles = conn.execute(
                 "SELECT d.source, u.lexeme, cardinality(u.positions) FROM documents d, "
@@ -168,8 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     path = CACHE / f"{args.set}.json"
     data = json.loads(path.read_text())
-    queries = {q: [lx for lxs in v["lexemes"].values() for lx in lxs]
-               for q, v in data["queries"].items() if q in data["qrels"]}
+    queries = {
+        q: [lx for lxs in v["lexemes"].values() for lx in lxs] for q, v in data["queries"].items() if q in data["qrels"]
+    }
     ctx = Context()
     try:
         ix = Index(ctx, data["collection"], sorted({lx for lxs in queries.values() for lx in lxs}))
@@ -178,8 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     service = {q: data["queries"][q]["legs"].get("keyword", []) for q in queries}
     print(f"| keyword leg on {args.set} | nDCG@10 |\n| --- | --- |")
     print(f"| service (SQL) | {evaluate(ix, data, service):.4f} |")
-    ranked = variants(ix, queries, [int(x) for x in args.weights.split(",")],
-                      [float(x) for x in args.betas.split(",") if x])
+    ranked = variants(
+        ix, queries, [int(x) for x in args.weights.split(",")], [float(x) for x in args.betas.split(",") if x]
+    )
     for name, r in ranked.items():
         print(f"| {name} | {evaluate(ix, data, r):.4f} |", flush=True)
         if args.save:

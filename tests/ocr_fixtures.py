@@ -17,8 +17,12 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"),
-             Path("/Library/Fonts"), Path("/opt/homebrew/share/fonts"))
+FONT_DIRS = (
+    Path("/usr/share/fonts/truetype/dejavu"),
+    Path("/usr/share/fonts/dejavu"),
+    Path("/Library/Fonts"),
+    Path("/opt/homebrew/share/fonts"),
+)
 
 #: Used when the shared data folder is absent (a fresh checkout): one paragraph per language with every letter
 #: that matters (ı İ ş Ş ğ Ğ ç Ç ö Ö ü Ü).
@@ -135,8 +139,7 @@ def image_bytes(img: Image.Image, fmt: str, dpi: int = 300) -> bytes:
 
 def tiff_bytes(images: list[Image.Image], dpi: int = 300) -> bytes:
     buf = io.BytesIO()
-    images[0].save(buf, format="TIFF", save_all=True, append_images=images[1:], dpi=(dpi, dpi),
-                   compression="tiff_lzw")
+    images[0].save(buf, format="TIFF", save_all=True, append_images=images[1:], dpi=(dpi, dpi), compression="tiff_lzw")
     return buf.getvalue()
 
 

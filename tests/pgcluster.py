@@ -61,7 +61,11 @@ class LocalServer:
     def _pg_ctl(self, *args: str, timeout: float = 60) -> None:
         subprocess.run(
             [_bin("pg_ctl"), "-D", str(self.pgdata), *args],
-            check=True, capture_output=True, text=True, timeout=timeout, user=_run_as(),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            user=_run_as(),
         )
 
     def start(self) -> None:
@@ -107,15 +111,34 @@ class Cluster:
     def _initdb(self, pgdata: Path) -> None:
         subprocess.run(
             [_bin("initdb"), "-D", str(pgdata), "--auth=trust", "--encoding=utf8", "-U", "postgres", "--no-sync"],
-            check=True, capture_output=True, text=True, timeout=120, user=_run_as(),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            user=_run_as(),
         )
 
     def add_standby(self, port: int) -> LocalServer:
         standby = LocalServer(self.root / f"standby{len(self.standbys) + 1}", port)
         subprocess.run(
-            [_bin("pg_basebackup"), "-D", str(standby.pgdata), "-R", "-X", "stream", "-c", "fast",
-             "-d", self.primary.conninfo(), "--no-sync"],
-            check=True, capture_output=True, text=True, timeout=120, user=_run_as(),
+            [
+                _bin("pg_basebackup"),
+                "-D",
+                str(standby.pgdata),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "-d",
+                self.primary.conninfo(),
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            user=_run_as(),
         )
         standby.start()
         self.standbys.append(standby)

@@ -14,9 +14,35 @@ from kaynak.store import Store
 from kaynak.store.store import chunk_id
 
 WORDS = [
-    "river", "town", "lake", "bridge", "market", "water", "century", "people", "walk", "side", "street", "house",
-    "garden", "road", "station", "tower", "window", "light", "morning", "evening", "winter", "summer", "harbour",
-    "island", "mountain", "valley", "forest", "field", "village",
+    "river",
+    "town",
+    "lake",
+    "bridge",
+    "market",
+    "water",
+    "century",
+    "people",
+    "walk",
+    "side",
+    "street",
+    "house",
+    "garden",
+    "road",
+    "station",
+    "tower",
+    "window",
+    "light",
+    "morning",
+    "evening",
+    "winter",
+    "summer",
+    "harbour",
+    "island",
+    "mountain",
+    "valley",
+    "forest",
+    "field",
+    "village",
 ]
 
 
@@ -77,10 +103,13 @@ def db_mismatches(store: Store, collection: str, root: Path) -> list[str]:
         col = conn.execute("SELECT id FROM collections WHERE name = %s", (collection,)).fetchone()
         if col is None:
             return ["no collection"] if files else []
-        docs = {r[0]: r[1:] for r in conn.execute(
-            "SELECT source, id, sha256, origin, file_size, chunk_count FROM documents WHERE collection_id = %s",
-            (col[0],),
-        ).fetchall()}
+        docs = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                "SELECT source, id, sha256, origin, file_size, chunk_count FROM documents WHERE collection_id = %s",
+                (col[0],),
+            ).fetchall()
+        }
         for source in sorted(set(docs) - set(files)):
             problems.append(f"document without a file: {source}")
         for source, sha in sorted(files.items()):

@@ -39,8 +39,6 @@ TURKISH = (
 ENGLISH = "The boiler is serviced every autumn by a licensed technician.\n\nResidents report leaks to the manager.\n"
 
 
-
-
 def make_context(data_dir: Path, database_url: str, **overrides: Any) -> Context:
     return Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash", **overrides))
 
@@ -77,8 +75,16 @@ def seeded(store: Store) -> Iterator[str]:
     for source, texts in docs.items():
         pages = [Page(i + 1, t) for i, t in enumerate(texts)]
         chunks = [Chunk(i, p.number, None, 0, len(p.text), p.text) for i, p in enumerate(pages)]
-        store.replace_document(col, source, hashlib.sha256(source.encode()).hexdigest(), source, {"kind": "test"},
-                               pages, chunks, emb.embed_passages([c.text for c in chunks]))
+        store.replace_document(
+            col,
+            source,
+            hashlib.sha256(source.encode()).hexdigest(),
+            source,
+            {"kind": "test"},
+            pages,
+            chunks,
+            emb.embed_passages([c.text for c in chunks]),
+        )
     yield name
     store.delete_collection(name)
 
@@ -96,8 +102,14 @@ def assert_problem(r: httpx.Response, status: int, *words: str) -> dict[str, Any
 # ---------------------------------------------------------------------------------------------- reads
 def test_openapi_docs_and_health(http: httpx.Client) -> None:
     schema = http.get("/openapi.json").json()
-    for path in ("/v1/search", "/v1/collections", "/v1/collections/{name}/documents", "/v1/chunks/{chunk_id}",
-                 "/v1/health", "/v1/collections/{name}/documents/{source}"):
+    for path in (
+        "/v1/search",
+        "/v1/collections",
+        "/v1/collections/{name}/documents",
+        "/v1/chunks/{chunk_id}",
+        "/v1/health",
+        "/v1/collections/{name}/documents/{source}",
+    ):
         assert path in schema["paths"], path
     assert http.get("/docs").status_code == 200
     health = http.get("/v1/health")
@@ -118,13 +130,17 @@ def test_search_get_and_post(http: httpx.Client, seeded: str) -> None:
     p = http.post("/v1/search", json={"q": "kat malikleri ne zaman toplanır", "collections": [seeded], "k": 3})
     assert p.status_code == 200, p.text
     assert [h["chunk_id"] for h in p.json()["hits"]] == [h["chunk_id"] for h in hits]
-    q = http.post("/v1/search", json={"query": "boiler autumn", "collections": "*", "mode": "keyword",
-                                      "filters": {"source_prefix": "notes/"}})
+    q = http.post(
+        "/v1/search",
+        json={"query": "boiler autumn", "collections": "*", "mode": "keyword", "filters": {"source_prefix": "notes/"}},
+    )
     assert q.status_code == 200, q.text
     assert q.json()["hits"] and {h["source"] for h in q.json()["hits"]} == {"notes/boiler.txt"}
     for ranking in ("bm25", "ts_rank_cd"):
-        g = http.get("/v1/search", params={"q": "boiler", "collections": seeded, "mode": "keyword",
-                                           "ranking": ranking, "meta": "kind=test"})
+        g = http.get(
+            "/v1/search",
+            params={"q": "boiler", "collections": seeded, "mode": "keyword", "ranking": ranking, "meta": "kind=test"},
+        )
         assert g.status_code == 200 and g.json()["hits"][0]["source"] == "notes/boiler.txt", g.text
     none = http.get("/v1/search", params={"q": "boiler", "collections": seeded, "meta": "kind=other"})
     assert none.status_code == 200 and none.json()["hits"] == []
@@ -153,13 +169,11 @@ def test_errors_are_problem_json(http: httpx.Client, seeded: str) -> None:
     assert_problem(http.get("/v1/search", params={"q": "x", "mode": "psychic"}), 422, "mode")
     assert_problem(http.get("/v1/search"), 422, "q")
     assert_problem(http.get("/v1/search", params={"q": ""}), 422)
-    assert_problem(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}),
-                   422)
+    assert_problem(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 422)
     assert_problem(http.post("/v1/search", json={"q": "x", "surprise": 1}), 422, "surprise")
     assert_problem(http.get("/v1/chunks/" + "0" * 20), 404, "0" * 20)
     assert_problem(http.get(f"/v1/collections/{seeded}/documents/missing.pdf"), 404, "missing.pdf")
-    assert_problem(http.get(f"/v1/collections/{seeded}/page", params={"source": "hukuk/aidat.md", "number": 9}),
-                   404)
+    assert_problem(http.get(f"/v1/collections/{seeded}/page", params={"source": "hukuk/aidat.md", "number": 9}), 404)
     assert_problem(http.get("/v2/whatever"), 404, "/docs")
     assert_problem(http.put("/v1/search"), 405)
     # NUL characters cannot reach PostgreSQL: 400/422, never 500
@@ -219,13 +233,18 @@ def test_read_token(data_dir: Path, database_url: str, seeded: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- uploads
 def upload(http: httpx.Client, collection: str, files: list[tuple[str, bytes, str]], **data: str) -> httpx.Response:
-    return http.post(f"/v1/collections/{collection}/documents", headers=WRITE, data=data,
-                     files=[("files", f) for f in files])
+    return http.post(
+        f"/v1/collections/{collection}/documents", headers=WRITE, data=data, files=[("files", f) for f in files]
+    )
 
 
 def test_upload_then_search(http: httpx.Client, unique_name: str) -> None:
-    r = upload(http, unique_name, [("aidat.md", TURKISH.encode(), "text/markdown"),
-                                   ("boiler.txt", ENGLISH.encode(), "text/plain")], language="turkish")
+    r = upload(
+        http,
+        unique_name,
+        [("aidat.md", TURKISH.encode(), "text/markdown"), ("boiler.txt", ENGLISH.encode(), "text/plain")],
+        language="turkish",
+    )
     assert r.status_code == 200, r.text
     report = r.json()
     assert report["ok"] is True and sorted(report["added"]) == ["aidat.md", "boiler.txt"]
@@ -247,26 +266,37 @@ def test_bad_uploads(http: httpx.Client, unique_name: str, tmp_path: Path) -> No
     assert_problem(upload(http, unique_name, [("big.txt", big, "text/plain")]), 413, "KAYNAK_MAX_UPLOAD_MB")
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: the limit is enforced while streaming
-        yield b"--XyZ\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.txt\"\r\n"
+        yield b'--XyZ\r\nContent-Disposition: form-data; name="files"; filename="big.txt"\r\n'
         yield b"Content-Type: text/plain\r\n\r\n"
         for _ in range(40):
             yield b"x" * 4096
         yield b"\r\n--XyZ--\r\n"
 
-    r = http.post(f"/v1/collections/{unique_name}/documents", content=chunked(),
-                  headers={**WRITE, "content-type": "multipart/form-data; boundary=XyZ"})
+    r = http.post(
+        f"/v1/collections/{unique_name}/documents",
+        content=chunked(),
+        headers={**WRITE, "content-type": "multipart/form-data; boundary=XyZ"},
+    )
     assert_problem(r, 413)
-    assert_problem(upload(http, unique_name, [("tool.exe", b"MZ\x90\x00", "application/octet-stream")]), 422,
-                   "tool.exe", ".exe")
+    assert_problem(
+        upload(http, unique_name, [("tool.exe", b"MZ\x90\x00", "application/octet-stream")]), 422, "tool.exe", ".exe"
+    )
     assert_problem(upload(http, unique_name, [("noext", b"text", "text/plain")]), 422, "no extension")
     assert_problem(upload(http, unique_name, [("fake.pdf", b"<html></html>", "text/html")]), 422, "text/html")
-    assert_problem(upload(http, unique_name, [("a.md", b"# a", "text/markdown"), ("a.md", b"# b", "text/markdown")]),
-                   400, "a.md")
+    assert_problem(
+        upload(http, unique_name, [("a.md", b"# a", "text/markdown"), ("a.md", b"# b", "text/markdown")]), 400, "a.md"
+    )
     assert_problem(upload(http, unique_name, [("../..", b"x", "text/plain")]), 400)
     assert_problem(http.post(f"/v1/collections/{unique_name}/documents", headers=WRITE), 422, "files")
     # traversal names are reduced to safe relative paths inside the upload folder
-    r = upload(http, unique_name, [("../../../../tmp/evil.md", b"# Evil\n\nNot outside.", "text/markdown"),
-                                   ("..\\..\\win.txt", b"Windows style path.", "text/plain")])
+    r = upload(
+        http,
+        unique_name,
+        [
+            ("../../../../tmp/evil.md", b"# Evil\n\nNot outside.", "text/markdown"),
+            ("..\\..\\win.txt", b"Windows style path.", "text/plain"),
+        ],
+    )
     assert r.status_code == 200, r.text
     sources = sorted(d["source"] for d in http.get(f"/v1/collections/{unique_name}/documents").json()["documents"])
     assert sources == ["tmp/evil.md", "win.txt"]
@@ -275,9 +305,16 @@ def test_bad_uploads(http: httpx.Client, unique_name: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("raw", "safe"),
-    [("a.md", "a.md"), ("../../etc/passwd.md", "etc/passwd.md"), ("/abs/x.pdf", "abs/x.pdf"),
-     ("C:\\Users\\me\\r.docx", "C/Users/me/r.docx"), (".hidden.md", "hidden.md"), ("dir/./a.txt", "dir/a.txt"),
-     ("ka\x00yn\x1fak.md", "kaynak.md"), ("a/../../b.md", "a/b.md")],
+    [
+        ("a.md", "a.md"),
+        ("../../etc/passwd.md", "etc/passwd.md"),
+        ("/abs/x.pdf", "abs/x.pdf"),
+        ("C:\\Users\\me\\r.docx", "C/Users/me/r.docx"),
+        (".hidden.md", "hidden.md"),
+        ("dir/./a.txt", "dir/a.txt"),
+        ("ka\x00yn\x1fak.md", "kaynak.md"),
+        ("a/../../b.md", "a/b.md"),
+    ],
 )
 def test_safe_relpath(raw: str, safe: str) -> None:
     assert safe_relpath(raw) == safe
@@ -306,8 +343,11 @@ def test_ingest_runs_off_the_event_loop(ctx: Context, http: httpx.Client, seeded
     ctx.__dict__["ingest"] = SlowIngest()
     result: dict[str, Any] = {}
     try:
-        thread = threading.Thread(target=lambda: result.update(r=upload(
-            http, unique_name, [("slow.md", b"# Slow\n\nA slow document.", "text/markdown")])))
+        thread = threading.Thread(
+            target=lambda: result.update(
+                r=upload(http, unique_name, [("slow.md", b"# Slow\n\nA slow document.", "text/markdown")])
+            )
+        )
         thread.start()
         assert started.wait(20)
         t0 = time.perf_counter()
@@ -330,24 +370,43 @@ PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[Healt
 
 
 @PROPERTY
-@given(q=text, collections=st.one_of(st.none(), text, st.just("*")), mode=st.one_of(st.none(), text,
-       st.sampled_from(["auto", "hybrid", "vector", "keyword"])), k=st.one_of(st.none(), maybe_int))
-def test_search_get_never_5xx(http: httpx.Client, q: str, collections: str | None, mode: str | None,
-                              k: str | None) -> None:
+@given(
+    q=text,
+    collections=st.one_of(st.none(), text, st.just("*")),
+    mode=st.one_of(st.none(), text, st.sampled_from(["auto", "hybrid", "vector", "keyword"])),
+    k=st.one_of(st.none(), maybe_int),
+)
+def test_search_get_never_5xx(
+    http: httpx.Client, q: str, collections: str | None, mode: str | None, k: str | None
+) -> None:
     params = {key: v for key, v in {"q": q, "collections": collections, "mode": mode, "k": k}.items() if v is not None}
     r = http.get("/v1/search", params=params)
     assert r.status_code < 500, (params, r.text)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-1000, 1000) | text,
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-                           max_leaves=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @PROPERTY
-@given(body=st.one_of(json_values, st.fixed_dictionaries(
-    {"q": text}, optional={"collections": json_values, "mode": json_values, "k": json_values,
-                           "filters": json_values, "rerank": json_values})))
+@given(
+    body=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {"q": text},
+            optional={
+                "collections": json_values,
+                "mode": json_values,
+                "k": json_values,
+                "filters": json_values,
+                "rerank": json_values,
+            },
+        ),
+    )
+)
 def test_search_post_never_5xx(http: httpx.Client, body: Any) -> None:
     r = http.post("/v1/search", json=body)
     assert r.status_code < 500, (body, r.text)
@@ -359,8 +418,9 @@ def segment(s: str) -> str:
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=text.map(segment), source=text, number=maybe_int, chunk=text.map(segment), limit=maybe_int)
-def test_browse_never_5xx(http: httpx.Client, seeded: str, name: str, source: str, number: str, chunk: str,
-                          limit: str) -> None:
+def test_browse_never_5xx(
+    http: httpx.Client, seeded: str, name: str, source: str, number: str, chunk: str, limit: str
+) -> None:
     for col in (name or "x", seeded):
         for path, params in (
             (f"/v1/collections/{col}", {}),

@@ -37,8 +37,17 @@ CHECKS = [
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Iterator[Any]:
     data_dir: Path = tmp_path_factory.mktemp("schemathesis")
-    ctx = Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash", api_token=TOKEN,
-                                max_upload_mb=1, parse_workers=1, parse_timeout_s=30))
+    ctx = Context(
+        load_settings(
+            data_dir=data_dir,
+            database_url=database_url,
+            embedder="hash",
+            api_token=TOKEN,
+            max_upload_mb=1,
+            parse_workers=1,
+            parse_timeout_s=30,
+        )
+    )
     docs = data_dir / "docs"
     docs.mkdir()
     (docs / "sayfa.html").write_text("<html><body><h1>Başlık</h1><p>Kat malikleri kurulu.</p></body></html>")
@@ -50,8 +59,9 @@ def app(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Iterator
 
 def _runner(operation: Any, mode: Any, counts: dict[str, int], failures: list[str]) -> Any:
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
-              database=None)
+    @settings(
+        max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+    )
     def run(case: Any) -> None:
         counts["requests"] += 1
         try:

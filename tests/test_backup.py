@@ -38,7 +38,7 @@ def _checksums(url: str) -> dict[str, tuple[int, str]]:
         out = {}
         for t in sorted(tables):
             n, digest = conn.execute(
-                f'SELECT count(*), md5(coalesce(string_agg(x::text, \'|\' ORDER BY x::text), \'\')) FROM "{t}" x'
+                f"SELECT count(*), md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM \"{t}\" x"
             ).fetchone()
             out[t] = (int(n), digest)
         return out
@@ -120,7 +120,11 @@ def empty_data_dir() -> Iterator[Path]:
 
 @pytest.mark.slow
 def test_cli_restore_into_an_empty_embedded_data_folder_and_doctor(
-    env: dict[str, str], database_url: str, corpus: str, empty_data_dir: Path, tmp_path: Path,
+    env: dict[str, str],
+    database_url: str,
+    corpus: str,
+    empty_data_dir: Path,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     file = tmp_path / "cli.dump"

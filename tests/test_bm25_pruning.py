@@ -97,10 +97,14 @@ def stats_are_exact(store: Store, col: Collection) -> None:
             """,
             (col.id, col.id),
         ).fetchone()[0]
-        counted = conn.execute("SELECT documents, chunks, tokens FROM collection_stats WHERE collection_id = %s",
-                               (col.id,)).fetchone()
-        summed = conn.execute("SELECT count(*), coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0) "
-                              "FROM documents WHERE collection_id = %s", (col.id,)).fetchone()
+        counted = conn.execute(
+            "SELECT documents, chunks, tokens FROM collection_stats WHERE collection_id = %s", (col.id,)
+        ).fetchone()
+        summed = conn.execute(
+            "SELECT count(*), coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0) "
+            "FROM documents WHERE collection_id = %s",
+            (col.id,),
+        ).fetchone()
     assert wrong == 0
     assert counted == summed  # collection_stats (migration 8): N and avgdl of the pruned BM25
 
@@ -225,8 +229,12 @@ def test_pruned_equals_full_on_random_collections(store: Store) -> None:
         docs = {f"d{i}.txt": random_chunks(rng, vocabulary, rng.randrange(1, 12)) for i in range(300)}
         for i, (source, texts) in enumerate(docs.items()):
             put_doc(store, col, source, texts + (docs["d0.txt"] if i % 10 == 0 else []))  # duplicated chunks tie
-        queries = [rng.sample(vocabulary[:40], rng.randrange(1, 4)) + rng.sample(vocabulary, rng.randrange(1, 9))
-                   + (["nowordx"] if rng.random() < 0.2 else []) for _ in range(60)]
+        queries = [
+            rng.sample(vocabulary[:40], rng.randrange(1, 4))
+            + rng.sample(vocabulary, rng.randrange(1, 9))
+            + (["nowordx"] if rng.random() < 0.2 else [])
+            for _ in range(60)
+        ]
         for k in (1, 10, 60):
             assert assert_same(store, [col], queries, k) > 50
         for source in list(docs)[:100]:

@@ -136,7 +136,8 @@ def test_chunk_keys_are_spread_over_the_hash(store: Store, unique_name: str) -> 
         with store._conn() as conn:
             stray = conn.execute(
                 "SELECT count(*) FROM postings p WHERE p.document_id = %s AND NOT EXISTS "
-                "(SELECT 1 FROM chunks k WHERE kaynak_chunk_key(k.id) = p.chunk_key)", (doc,)
+                "(SELECT 1 FROM chunks k WHERE kaynak_chunk_key(k.id) = p.chunk_key)",
+                (doc,),
             ).fetchone()[0]
         assert stray == 0
         assert len(store.keyword_search([col], "kinase", 300)) == 200

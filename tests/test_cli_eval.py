@@ -23,10 +23,19 @@ def _report(tmp: Path, name: str, ndcg: float) -> Path:
     from kaynak.evaluation.report import write_report
 
     rep = {
-        "kind": "beir", "dataset": {"key": "beir_tiny", "split": "test", "documents": 16, "queries": 8},
-        "collection": {"embedder": "hash"}, "k": 10, "metric_names": ["nDCG@10", "Recall@100"],
-        "modes": [{"mode": "keyword", "metrics": {"nDCG@10": ndcg, "Recall@100": 1.0},
-                   "latency_ms": {"p50": 5.0, "p95": 9.0}, "recall_curve": [1.0] * 100}],
+        "kind": "beir",
+        "dataset": {"key": "beir_tiny", "split": "test", "documents": 16, "queries": 8},
+        "collection": {"embedder": "hash"},
+        "k": 10,
+        "metric_names": ["nDCG@10", "Recall@100"],
+        "modes": [
+            {
+                "mode": "keyword",
+                "metrics": {"nDCG@10": ndcg, "Recall@100": 1.0},
+                "latency_ms": {"p50": 5.0, "p95": 9.0},
+                "recall_curve": [1.0] * 100,
+            }
+        ],
     }
     write_report(rep, tmp / name)
     return tmp / name
@@ -72,8 +81,10 @@ def test_eval_compare(tmp_path: Path) -> None:
 def test_eval_runs_tiny_set(env: dict[str, str], tmp_path: Path) -> None:
     pytest.importorskip("kaynak.chunking", reason="the chunker (issue 3) has not landed yet")
     out = tmp_path / "rep"
-    res = runner.invoke(app, ["eval", str(TINY), "--modes", "keyword,vector", "--embedder", "hash", "--out", str(out),
-                              "--json", "--quiet"])
+    res = runner.invoke(
+        app,
+        ["eval", str(TINY), "--modes", "keyword,vector", "--embedder", "hash", "--out", str(out), "--json", "--quiet"],
+    )
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
     assert [m["mode"] for m in rep["modes"]] == ["keyword", "vector"]
@@ -83,8 +94,20 @@ def test_eval_runs_tiny_set(env: dict[str, str], tmp_path: Path) -> None:
     assert res.exit_code == 0 and "keyword" in res.stdout and "reusing collection" in res.stderr
     q = tmp_path / "q.jsonl"
     q.write_text('{"question": "what makes bread dough rise", "source": "d13", "page": 1}\n')
-    res = runner.invoke(app, ["eval", str(q), "-c", rep["collection"]["name"], "--modes", "keyword",
-                              "--out", str(tmp_path / "qrep"), "--quiet"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            str(q),
+            "-c",
+            rep["collection"]["name"],
+            "--modes",
+            "keyword",
+            "--out",
+            str(tmp_path / "qrep"),
+            "--quiet",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "page hit@1" in (tmp_path / "qrep" / "report.md").read_text()
 
@@ -102,7 +125,7 @@ def _bench_runner() -> ModuleType:
 def test_benchmark_runner_parses_tables(tmp_path: Path) -> None:
     br = _bench_runner()
     md = "intro\n| model | docs/s | dim |\n| --- | ---: | --- |\n| e5 | 2.4 | 384 |\n| hash | 900 | 64 |\n\ndone\n"
-    rich = ("┏━━━━━━┳━━━━━┓\n┃ item ┃ p50 ┃\n┡━━━━━━╇━━━━━┩\n│ 100k │ 12  │\n└──────┴─────┘\n")
+    rich = "┏━━━━━━┳━━━━━┓\n┃ item ┃ p50 ┃\n┡━━━━━━╇━━━━━┩\n│ 100k │ 12  │\n└──────┴─────┘\n"
     assert br.parse_tables(md) == [(["model", "docs/s", "dim"], [["e5", "2.4", "384"], ["hash", "900", "64"]])]
     assert br.parse_tables(rich) == [(["item", "p50"], [["100k", "12"]])]
     rows = br.result_rows("x", md)

@@ -53,8 +53,14 @@ def test_serve_subprocess(env: dict[str, str], tmp_path: Path) -> None:
     port = free_port()
     child_env = {**os.environ, **env}
     child_env.pop("KAYNAK_API_TOKEN", None)
-    proc = subprocess.Popen([sys.executable, "-m", "kaynak", "serve", "--port", str(port), "--log-level", "warning"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kaynak", "serve", "--port", str(port), "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env,
+        cwd=tmp_path,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -187,8 +187,11 @@ def test_curl_examples_run(client: TestClient, tmp_path: Path) -> None:
 def test_error_example_is_what_the_server_answers(client: TestClient) -> None:
     example = json.loads(blocks(section("Errors"), "json")[0])
     for name in ("hukuk", "notlar"):
-        r = client.post("/v1/collections", json={"name": name, "language": "turkish", "embedder": "hash"},
-                        headers={"Authorization": f"Bearer {TOKEN}"})
+        r = client.post(
+            "/v1/collections",
+            json={"name": name, "language": "turkish", "embedder": "hash"},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
         assert r.status_code in (201, 409), r.text
     r = client.get("/v1/search", params={"q": "aidat", "collections": "hukk"})
     assert r.headers["content-type"].startswith("application/problem+json")

@@ -74,8 +74,12 @@ def test_metrics_edge_cases() -> None:
 
 
 def test_hit_metrics() -> None:
-    assert M.hit_metrics([1, 3, None, 7], 10) == {"hit@1": 0.25, "hit@5": 0.5, "hit@10": 0.75,
-                                                   "MRR@10": pytest.approx((1 + 1 / 3 + 1 / 7) / 4)}
+    assert M.hit_metrics([1, 3, None, 7], 10) == {
+        "hit@1": 0.25,
+        "hit@5": 0.5,
+        "hit@10": 0.75,
+        "MRR@10": pytest.approx((1 + 1 / 3 + 1 / 7) / 4),
+    }
     assert M.hit_metrics([1, 3, None, 7], 5) == {"hit@1": 0.25, "hit@5": 0.5, "MRR@5": pytest.approx((1 + 1 / 3) / 4)}
     assert M.hit_metrics([], 5) == {"hit@1": 0.0, "hit@5": 0.0, "MRR@5": 0.0}
 
@@ -250,17 +254,46 @@ def test_collection_name_tracks_corpus_and_settings(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- reports
 def _fake_report(ndcg: float, p50: float) -> dict:
     return {
-        "kind": "beir", "created_at": "2026-12-02T10:00:00+00:00", "seconds": 1.0,
-        "dataset": {"name": "scifact", "key": "scifact", "path": "/x/scifact", "split": "train", "documents": 100,
-                    "queries": 10, "judgements": 12, "problems": {"unknown_documents": 2}, "pooled": None},
-        "collection": {"name": "eval_x", "language": "english", "embedder": "hash", "documents": 100, "chunks": 150,
-                       "reused": False, "ingest_seconds": 3.0},
-        "settings": {"chunk_size": 800}, "versions": {"kaynak": "0.1.0"}, "k": 10,
+        "kind": "beir",
+        "created_at": "2026-12-02T10:00:00+00:00",
+        "seconds": 1.0,
+        "dataset": {
+            "name": "scifact",
+            "key": "scifact",
+            "path": "/x/scifact",
+            "split": "train",
+            "documents": 100,
+            "queries": 10,
+            "judgements": 12,
+            "problems": {"unknown_documents": 2},
+            "pooled": None,
+        },
+        "collection": {
+            "name": "eval_x",
+            "language": "english",
+            "embedder": "hash",
+            "documents": 100,
+            "chunks": 150,
+            "reused": False,
+            "ingest_seconds": 3.0,
+        },
+        "settings": {"chunk_size": 800},
+        "versions": {"kaynak": "0.1.0"},
+        "k": 10,
         "metric_names": M.metric_names(10),
-        "modes": [{"mode": "keyword", "search_mode": "keyword", "keyword_ranking": "bm25", "rerank": False,
-                   "metrics": {"nDCG@10": ndcg, "Recall@10": 0.7, "Recall@100": 0.9, "MRR@10": 0.6, "MAP@100": 0.5},
-                   "latency_ms": {"p50": p50, "p95": p50 * 2, "mean": p50}, "recall_curve": [0.5] * 100,
-                   "queries": 10, "errors": 0}],
+        "modes": [
+            {
+                "mode": "keyword",
+                "search_mode": "keyword",
+                "keyword_ranking": "bm25",
+                "rerank": False,
+                "metrics": {"nDCG@10": ndcg, "Recall@10": 0.7, "Recall@100": 0.9, "MRR@10": 0.6, "MAP@100": 0.5},
+                "latency_ms": {"p50": p50, "p95": p50 * 2, "mean": p50},
+                "recall_curve": [0.5] * 100,
+                "queries": 10,
+                "errors": 0,
+            }
+        ],
         "reference": [{"system": "BM25", "nDCG@10": 0.694, "source": "NOTES.md", "conditions": "full"}],
     }
 
@@ -286,16 +319,38 @@ def test_write_load_and_compare_reports(tmp_path: Path) -> None:
 
 
 def _fake_questions_report(path: str, hit1: float, tr_hit1: float) -> dict:
-    row = {"mode": "hybrid", "search_mode": "hybrid", "keyword_ranking": "bm25", "rerank": False,
-           "metrics": {"source hit@1": hit1, "source hit@5": 0.9, "source MRR@5": 0.85, "page hit@1": 0.7},
-           "groups": {"tr": {"questions": 2, "source hit@1": tr_hit1, "page hit@1": 0.5}},
-           "latency_ms": {"p50": 10.0, "p95": 20.0, "mean": 12.0}, "queries": 4, "errors": 0}
-    return {"kind": "questions", "created_at": "2026-12-03T10:00:00+00:00", "seconds": 1.0,
-            "dataset": {"name": "questions.jsonl", "key": path, "path": path, "queries": 4, "questions_with_page": 3},
-            "collection": {"name": "docqa", "language": "turkish", "embedder": "hash", "documents": 3, "chunks": 9,
-                           "reused": True},
-            "settings": {}, "versions": {}, "k": 5, "metric_names": list(row["metrics"]), "modes": [row],
-            "misses": {"hybrid": []}, "reference": []}
+    row = {
+        "mode": "hybrid",
+        "search_mode": "hybrid",
+        "keyword_ranking": "bm25",
+        "rerank": False,
+        "metrics": {"source hit@1": hit1, "source hit@5": 0.9, "source MRR@5": 0.85, "page hit@1": 0.7},
+        "groups": {"tr": {"questions": 2, "source hit@1": tr_hit1, "page hit@1": 0.5}},
+        "latency_ms": {"p50": 10.0, "p95": 20.0, "mean": 12.0},
+        "queries": 4,
+        "errors": 0,
+    }
+    return {
+        "kind": "questions",
+        "created_at": "2026-12-03T10:00:00+00:00",
+        "seconds": 1.0,
+        "dataset": {"name": "questions.jsonl", "key": path, "path": path, "queries": 4, "questions_with_page": 3},
+        "collection": {
+            "name": "docqa",
+            "language": "turkish",
+            "embedder": "hash",
+            "documents": 3,
+            "chunks": 9,
+            "reused": True,
+        },
+        "settings": {},
+        "versions": {},
+        "k": 5,
+        "metric_names": list(row["metrics"]),
+        "modes": [row],
+        "misses": {"hybrid": []},
+        "reference": [],
+    }
 
 
 def test_compare_question_reports_with_groups(tmp_path: Path) -> None:
@@ -330,8 +385,9 @@ def test_evaluate_tiny_set_through_services(ctx, tmp_path: Path) -> None:  # typ
 
     ds = load_beir(TINY)
     messages: list[str] = []
-    report = evaluate_beir(ctx, ds, modes="keyword,keyword-ts_rank_cd,vector,hybrid", rebuild=True,
-                           progress=messages.append)
+    report = evaluate_beir(
+        ctx, ds, modes="keyword,keyword-ts_rank_cd,vector,hybrid", rebuild=True, progress=messages.append
+    )
     assert report["collection"]["documents"] == 16 and not report["collection"]["reused"]
     by_mode = {m["mode"]: m for m in report["modes"]}
     assert set(by_mode) == {"keyword", "keyword-ts_rank_cd", "vector", "hybrid"}
@@ -348,8 +404,10 @@ def test_evaluate_tiny_set_through_services(ctx, tmp_path: Path) -> None:  # typ
 
     from kaynak.evaluation.datasets import Question
 
-    qs = [Question("1", "why are plant leaves green", "d02", 1, lang="en"),
-          Question("2", "why are plant leaves green", "d16", 2, pages=(2, 3), lang="en", kind="article")]
+    qs = [
+        Question("1", "why are plant leaves green", "d02", 1, lang="en"),
+        Question("2", "why are plant leaves green", "d16", 2, pages=(2, 3), lang="en", kind="article"),
+    ]
     qr = evaluate_questions(ctx, qs, report["collection"]["name"], modes="keyword", k=5)
     m = qr["modes"][0]["metrics"]
     assert m["source hit@5"] == 0.5 and m["page hit@5"] == 0.5

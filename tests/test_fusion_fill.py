@@ -81,9 +81,12 @@ def test_vector_similarities_edges(store: Store, corpus: Collection) -> None:
     add_doc(store, other, "elsewhere.txt", "Seals and pumps in another collection.")
     add_doc(store, corpus, "bare.txt", "A chunk without an embedding about seals.", embed=False)
     q = HASH.embed_queries(["seals"])[0]
-    ids = {r.source: cid for cid, r in store.get_chunks(
-        [cid for cid, _ in store.keyword_search([corpus, other], None, 50, "bm25", None, lexemes=["seal"])]
-    ).items()}
+    ids = {
+        r.source: cid
+        for cid, r in store.get_chunks(
+            [cid for cid, _ in store.keyword_search([corpus, other], None, 50, "bm25", None, lexemes=["seal"])]
+        ).items()
+    }
     assert {"doc1.txt", "bare.txt", "elsewhere.txt"} <= set(ids)
     got = store.vector_similarities(corpus, q, list(ids.values()))
     assert ids["doc1.txt"] in got  # this collection's embedded chunks only

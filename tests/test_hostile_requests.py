@@ -45,8 +45,15 @@ WRITE = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def make_context(data_dir: Path, database_url: str, **overrides: Any) -> Context:
-    settings = dict(embedder="hash", api_token=TOKEN, max_upload_mb=4, max_body_kb=64, read_timeout_s=1.0,
-                    parse_workers=1, parse_timeout_s=60)
+    settings = dict(
+        embedder="hash",
+        api_token=TOKEN,
+        max_upload_mb=4,
+        max_body_kb=64,
+        read_timeout_s=1.0,
+        parse_workers=1,
+        parse_timeout_s=60,
+    )
     settings.update(overrides)
     return Context(load_settings(data_dir=data_dir, database_url=database_url, **settings))
 
@@ -74,15 +81,20 @@ def http(base: str) -> Iterator[httpx.Client]:
 def docs(http: httpx.Client) -> str:
     """A small collection to search while the hostile files go in."""
     name = "hostile_" + os.urandom(3).hex()
-    r = upload(http, name, [("aidat.md", f"# Aidat\n\n{TR}\n".encode(), "text/markdown"),
-                            ("river.txt", EN.encode(), "text/plain")], language="turkish")
+    r = upload(
+        http,
+        name,
+        [("aidat.md", f"# Aidat\n\n{TR}\n".encode(), "text/markdown"), ("river.txt", EN.encode(), "text/plain")],
+        language="turkish",
+    )
     assert r.status_code == 200, r.text
     return name
 
 
 def upload(http: httpx.Client, collection: str, files: list[tuple[str, bytes, str]], **data: str) -> httpx.Response:
-    return http.post(f"/v1/collections/{collection}/documents", headers=WRITE, data=data,
-                     files=[("files", f) for f in files])
+    return http.post(
+        f"/v1/collections/{collection}/documents", headers=WRITE, data=data, files=[("files", f) for f in files]
+    )
 
 
 def problem(r: httpx.Response, status: int, *words: str) -> dict[str, Any]:
@@ -120,16 +132,17 @@ def lying_docx() -> bytes:
     info = zf.getinfo("word/document.xml")
     pos = data.find(b"PK\x01\x02")
     while pos != -1:
-        name_len = int.from_bytes(data[pos + 28:pos + 30], "little")
-        if bytes(data[pos + 46:pos + 46 + name_len]) == info.filename.encode():
-            data[pos + 24:pos + 28] = (1024).to_bytes(4, "little")
+        name_len = int.from_bytes(data[pos + 28 : pos + 30], "little")
+        if bytes(data[pos + 46 : pos + 46 + name_len]) == info.filename.encode():
+            data[pos + 24 : pos + 28] = (1024).to_bytes(4, "little")
             break
         pos = data.find(b"PK\x01\x02", pos + 4)
     return bytes(data)
 
 
-def test_1_hostile_uploads_never_stall_searches(http: httpx.Client, docs: str, unique_name: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_1_hostile_uploads_never_stall_searches(
+    http: httpx.Client, docs: str, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kaynak.loaders import pdf
 
     def parsed_here(*_: Any, **__: Any) -> Any:  # the server process must never parse an upload
@@ -171,16 +184,21 @@ def test_1_hostile_uploads_never_stall_searches(http: httpx.Client, docs: str, u
     for name in ("zip-bomb.docx", "fifty-parts.docx"):
         assert "zip bomb" in reports[name].json()["report"]["failed"][0]["error"]
     assert statuses and set(statuses) == {200}, statuses
-    print(f"\nsearches during hostile uploads: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
-          f"max {max(latencies) * 1000:.0f} ms")
+    print(
+        f"\nsearches during hostile uploads: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
+        f"max {max(latencies) * 1000:.0f} ms"
+    )
     assert max(latencies) < 5.0, f"a search took {max(latencies):.1f} s while hostile files were parsed"
 
 
 # ---------------------------------------------------------------------------------------------- bodies
 def test_3_bodies_capped_before_read_and_auth_first(http: httpx.Client, docs: str) -> None:
     big = b"x" * (200 * 1024)  # over max_body_kb = 64
-    problem(http.post("/v1/search", content=b'{"q": "' + big + b'"}', headers={"content-type": "application/json"}),
-            413, "KAYNAK_MAX_BODY_KB")
+    problem(
+        http.post("/v1/search", content=b'{"q": "' + big + b'"}', headers={"content-type": "application/json"}),
+        413,
+        "KAYNAK_MAX_BODY_KB",
+    )
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: counted while streaming
         yield b'{"q": "'
@@ -192,10 +210,23 @@ def test_3_bodies_capped_before_read_and_auth_first(http: httpx.Client, docs: st
     # unauthenticated garbage gets 401, whatever its size or shape
     problem(http.post("/v1/collections", content=big, headers={"content-type": "application/json"}), 401, "Bearer")
     problem(http.post("/v1/collections", content=b"{not json", headers={"content-type": "application/json"}), 401)
-    problem(http.post(f"/v1/collections/{docs}/documents", content=b"--x\r\n",
-                      headers={"content-type": "multipart/form-data; boundary=x"}), 401)
-    problem(http.post(f"/v1/collections/{docs}/documents", content=b"x" * (5 << 20), headers={
-        **WRITE, "content-type": "multipart/form-data; boundary=x"}), 413, "KAYNAK_MAX_UPLOAD_MB")
+    problem(
+        http.post(
+            f"/v1/collections/{docs}/documents",
+            content=b"--x\r\n",
+            headers={"content-type": "multipart/form-data; boundary=x"},
+        ),
+        401,
+    )
+    problem(
+        http.post(
+            f"/v1/collections/{docs}/documents",
+            content=b"x" * (5 << 20),
+            headers={**WRITE, "content-type": "multipart/form-data; boundary=x"},
+        ),
+        413,
+        "KAYNAK_MAX_UPLOAD_MB",
+    )
     # a body of the right size is read and answered
     assert http.post("/v1/search", json={"q": "şehir", "collections": docs}).status_code == 200
 
@@ -203,8 +234,10 @@ def test_3_bodies_capped_before_read_and_auth_first(http: httpx.Client, docs: st
 def test_3_slow_bodies_time_out(base: str) -> None:
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100\r\n\r\n{\"q\": ")
+        sock.sendall(
+            b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"q": '
+        )
         t0 = time.monotonic()
         reply = sock.recv(65536)
         waited = time.monotonic() - t0
@@ -220,8 +253,13 @@ def test_3_slow_headers_are_cut_off(ctx: Context) -> None:
     from servers import free_port
 
     port = free_port()
-    config = uvicorn.Config(create_app(ctx), host="127.0.0.1", port=port, log_level="warning",
-                            http=header_deadline_protocol(ctx.settings.read_timeout_s))
+    config = uvicorn.Config(
+        create_app(ctx),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        http=header_deadline_protocol(ctx.settings.read_timeout_s),
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -248,16 +286,16 @@ def test_3_read_token_checked_before_the_body(data_dir: Path, database_url: str)
     with running(create_app(ro)) as url, httpx.Client(base_url=url, timeout=30) as client:
         for path in ("/v1/search", "/v1/highlights"):
             problem(client.post(path, content=b"{garbage", headers={"content-type": "application/json"}), 401)
-            problem(client.post(path, content=b"x" * (200 * 1024), headers={"content-type": "application/json"}),
-                    401)
+            problem(client.post(path, content=b"x" * (200 * 1024), headers={"content-type": "application/json"}), 401)
         ok = client.post("/v1/search", json={"q": "x", "collections": "*"}, headers={"Authorization": "Bearer reader"})
         assert ok.status_code in (200, 404), ok.text
     ro.close()
 
 
 # ---------------------------------------------------------------------------------------------- hosts
-def test_4_host_and_origin_checked_on_every_route(http: httpx.Client, docs: str, data_dir: Path,
-                                                  database_url: str) -> None:
+def test_4_host_and_origin_checked_on_every_route(
+    http: httpx.Client, docs: str, data_dir: Path, database_url: str
+) -> None:
     evil = {"Host": "evil.example"}
     for path in ("/v1/search?q=şehir", "/v1/collections", "/v1/health", "/openapi.json", "/docs"):
         problem(http.get(path, headers=evil), 421, "KAYNAK_ALLOWED_HOSTS")
@@ -271,8 +309,11 @@ def test_4_host_and_origin_checked_on_every_route(http: httpx.Client, docs: str,
     # a reverse proxy's public name, allowed by setting
     proxied = make_context(data_dir, database_url, allowed_hosts="docs.example.org")
     with running(create_app(proxied)) as url, httpx.Client(base_url=url, timeout=30) as client:
-        ok = client.get("/v1/search", params={"q": "şehir", "collections": docs},
-                        headers={"Host": "docs.example.org", "Origin": "https://docs.example.org"})
+        ok = client.get(
+            "/v1/search",
+            params={"q": "şehir", "collections": docs},
+            headers={"Host": "docs.example.org", "Origin": "https://docs.example.org"},
+        )
         assert ok.status_code == 200, ok.text
         assert client.get("/v1/collections", headers={"Host": "evil.example"}).status_code == 421
     proxied.close()
@@ -293,10 +334,16 @@ def test_6_bad_input_is_never_a_5xx(http: httpx.Client, docs: str, unique_name: 
         assert "finite" in r.text or "invalid" in r.text.lower(), r.text
     long_ascii = "x" * 300 + ".md"
     long_turkish = "ş" * 200 + ".txt"
-    r = upload(http, unique_name, [(long_ascii, b"# Long\n\nA very long name.", "text/markdown"),
-                                   (long_turkish, "Uzun adlı dosya.".encode(), "text/plain"),
-                                   ("a.md", b"# A\n\nThe file.", "text/markdown"),
-                                   ("a.md/b.md", b"# B\n\nInside a folder named like the file.", "text/markdown")])
+    r = upload(
+        http,
+        unique_name,
+        [
+            (long_ascii, b"# Long\n\nA very long name.", "text/markdown"),
+            (long_turkish, "Uzun adlı dosya.".encode(), "text/plain"),
+            ("a.md", b"# A\n\nThe file.", "text/markdown"),
+            ("a.md/b.md", b"# B\n\nInside a folder named like the file.", "text/markdown"),
+        ],
+    )
     assert r.status_code == 200, r.text
     added = r.json()["added"]
     assert len(added) == 4 and all(len(Path(a).name.encode()) <= 120 for a in added), added
@@ -337,8 +384,14 @@ def test_8_truthful_status_codes(http: httpx.Client, unique_name: str, ctx: Cont
     text = one_bad.text
     for secret in (str(ctx.settings.data_dir), "/tmp/", "kaynak-upload"):
         assert secret not in text, text
-    partial = upload(http, unique_name, [("good.md", b"# Good\n\nFine text.", "text/markdown"),
-                                         ("bad.docx", b"PK\x03\x04 broken", "application/octet-stream")])
+    partial = upload(
+        http,
+        unique_name,
+        [
+            ("good.md", b"# Good\n\nFine text.", "text/markdown"),
+            ("bad.docx", b"PK\x03\x04 broken", "application/octet-stream"),
+        ],
+    )
     assert partial.status_code == 207, partial.text
     assert partial.json()["added"] == ["good.md"] and partial.json()["failed"][0]["source"] == "bad.docx"
     assert str(ctx.settings.data_dir) not in partial.text

@@ -193,8 +193,10 @@ def test_contextual_header_is_embedded_and_stored_text_is_verbatim(
     report = service.ingest_documents(unique_name, [("guide.md", "s1", doc)], language="english")
     assert report.ok and report.added == ["guide.md"]
     embedded = factory.hash.texts
-    assert embedded[0] == embedding_text("Guide", None, "Intro line before any heading.") == (
-        "Guide\nIntro line before any heading."
+    assert (
+        embedded[0]
+        == embedding_text("Guide", None, "Intro line before any heading.")
+        == ("Guide\nIntro line before any heading.")
     )
     assert any(t.startswith("Guide — Install › From source\n") for t in embedded)
     col = store.get_collection(unique_name)
@@ -459,8 +461,10 @@ def test_source_encoding_round_trips_any_bytes() -> None:
 
     rng = random.Random(5)
     for _ in range(2000):
-        parts = [bytes(rng.choice([b for b in range(1, 256) if b != 0x2F]) for _ in range(rng.randint(1, 12)))
-                 for _ in range(rng.randint(1, 3))]
+        parts = [
+            bytes(rng.choice([b for b in range(1, 256) if b != 0x2F]) for _ in range(rng.randint(1, 12)))
+            for _ in range(rng.randint(1, 3))
+        ]
         raw = b"/".join(parts)
         source = encode_source(raw)
         assert decode_source(source) == raw
@@ -497,8 +501,10 @@ def test_unchanged_failed_file_is_not_parsed_again_until_it_changes(
     second = service.ingest([tmp_path], unique_name)
     assert submitted == [] and second.unchanged == ["ok.md"]
     assert second.failed == [
-        {"source": "bad.txt", "error": "bad.txt: still failing (unchanged since the last run): not text "
-         "(unknown encoding or binary)"}
+        {
+            "source": "bad.txt",
+            "error": "bad.txt: still failing (unchanged since the last run): not text (unknown encoding or binary)",
+        }
     ]
     bad.write_text("Now it is text in English, and it reads fine.", encoding="utf-8")
     third = service.ingest([tmp_path], unique_name)
@@ -527,8 +533,9 @@ def test_internal_error_names_the_file_and_keeps_the_report(
     assert "sub/doc1.md" not in store.document_hashes(store.get_collection(unique_name))
 
 
-def test_service_close_stops_the_parse_workers(store: Store, settings: Settings, factory: Factory,
-                                               tmp_path: Path, unique_name: str) -> None:
+def test_service_close_stops_the_parse_workers(
+    store: Store, settings: Settings, factory: Factory, tmp_path: Path, unique_name: str
+) -> None:
     svc = IngestService(store, settings, factory)
     make_folder(tmp_path, 2)
     svc.ingest([tmp_path], unique_name, language="english")
@@ -542,10 +549,39 @@ def test_service_close_stops_the_parse_workers(store: Store, settings: Settings,
 def test_one_glob_dialect_in_python_and_postgresql(store: Store) -> None:
     from kaynak.globs import compile_glob, postgres_regex
 
-    patterns = ["*.pdf", "docs/**/*.md", "docs/*.md", "**/x?.txt", "a+b(1).md", "[draft]*", "x.y", "**", "*",
-                "dir/**", "kira$^.{2}|z.md", "ş*ı.md", "back\\slash.md"]
-    paths = ["a.pdf", "docs/a.pdf", "docs/a.md", "docs/x/y/a.md", "x1.txt", "q/x1.txt", "q/xx1.txt", "a+b(1).md",
-             "[draft]note", "xzy", "x.y", "dir/a/b", "kira$^.{2}|z.md", "şapkalı.md", "back\\slash.md", "new\nline"]
+    patterns = [
+        "*.pdf",
+        "docs/**/*.md",
+        "docs/*.md",
+        "**/x?.txt",
+        "a+b(1).md",
+        "[draft]*",
+        "x.y",
+        "**",
+        "*",
+        "dir/**",
+        "kira$^.{2}|z.md",
+        "ş*ı.md",
+        "back\\slash.md",
+    ]
+    paths = [
+        "a.pdf",
+        "docs/a.pdf",
+        "docs/a.md",
+        "docs/x/y/a.md",
+        "x1.txt",
+        "q/x1.txt",
+        "q/xx1.txt",
+        "a+b(1).md",
+        "[draft]note",
+        "xzy",
+        "x.y",
+        "dir/a/b",
+        "kira$^.{2}|z.md",
+        "şapkalı.md",
+        "back\\slash.md",
+        "new\nline",
+    ]
     with store._conn() as conn:
         for pattern in patterns:
             rx = compile_glob(pattern)

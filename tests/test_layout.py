@@ -27,18 +27,40 @@ PACKAGE = Path(kaynak.__file__).parent
 
 LAYERS: dict[str, int] = {
     # 0: vocabulary, errors, settings and pure helpers (no I/O of their own)
-    "": 0, "vocabulary": 0, "errors": 0, "types": 0, "text": 0, "globs": 0, "rules": 0, "config": 0,
-    "langdetect": 0, "chunking": 0, "quotes": 0, "fusion": 0, "structure": 0,
+    "": 0,
+    "vocabulary": 0,
+    "errors": 0,
+    "types": 0,
+    "text": 0,
+    "globs": 0,
+    "rules": 0,
+    "config": 0,
+    "langdetect": 0,
+    "chunking": 0,
+    "quotes": 0,
+    "fusion": 0,
+    "structure": 0,
     # 1: engines and storage
-    "embeddings": 1, "loaders": 1, "store": 1, "upload_store": 1, "rerank": 1,
+    "embeddings": 1,
+    "loaders": 1,
+    "store": 1,
+    "upload_store": 1,
+    "rerank": 1,
     # 2: services
-    "search": 2, "ingest": 2, "staleness": 2, "backup": 2,
+    "search": 2,
+    "ingest": 2,
+    "staleness": 2,
+    "backup": 2,
     # 3: the wiring of one process
     "context": 3,
     # 4: the evaluation harness (runs searches through a context)
     "evaluation": 4,
     # 5: faces
-    "api": 5, "mcp_server": 5, "cli": 5, "web": 5, "__main__": 5,
+    "api": 5,
+    "mcp_server": 5,
+    "cli": 5,
+    "web": 5,
+    "__main__": 5,
 }
 
 # Modules allowed to talk to PostgreSQL directly: the store, and backup (pg_dump / pg_restore around it).

@@ -799,8 +799,12 @@ def test_decode_text_decides_honestly() -> None:
     assert stray.encoding == "utf-8" and "Boğaz" in stray.text and "not valid UTF-8" in stray.warnings[0]
     nul = decode_text(b"Istan\x00bul and \x01\x02 more")
     assert nul.text == "Istanbul and  more" and nul.warnings == ["1 NUL byte dropped", "2 control characters removed"]
-    for data in (("Москва столица России. " * 10).encode("koi8-r"), ("東京は日本の首都です。" * 10).encode("shift_jis"),
-                 bytes(range(256)) * 4, b"\x00\x01" * 500 + b"abc"):
+    for data in (
+        ("Москва столица России. " * 10).encode("koi8-r"),
+        ("東京は日本の首都です。" * 10).encode("shift_jis"),
+        bytes(range(256)) * 4,
+        b"\x00\x01" * 500 + b"abc",
+    ):
         with pytest.raises(NotText, match=r"not text \(unknown encoding or binary\)"):
             decode_text(data)
 
@@ -820,9 +824,11 @@ def test_binary_named_as_text_is_not_text(tmp_path: Path) -> None:
 
 
 def test_yaml_alias_bomb_in_front_matter_is_refused_quickly(tmp_path: Path) -> None:
-    bomb = "---\na: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
-    ) + "---\n\n# Başlık\n\nMetin burada.\n"
+    bomb = (
+        "---\na: &a [x,x,x,x,x,x,x,x,x]\n"
+        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+        + "---\n\n# Başlık\n\nMetin burada.\n"
+    )
     t0 = time.perf_counter()
     doc = load(write(tmp_path, "bomb.md", bomb))
     assert time.perf_counter() - t0 < 2

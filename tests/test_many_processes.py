@@ -47,8 +47,9 @@ def test_shard_spec_and_split() -> None:
     assert sum(counts) == 1000 and min(counts) > 200  # every file in exactly one shard, roughly even
     assert [shard_of(s, 4) for s in sources] == [shard_of(s, 4) for s in sources]  # stable
 
-    found = SimpleNamespace(jobs=[SimpleNamespace(source=s) for s in sources[:10]],
-                            failed=[{"source": sources[10], "error": "x"}])
+    found = SimpleNamespace(
+        jobs=[SimpleNamespace(source=s) for s in sources[:10]], failed=[{"source": sources[10], "error": "x"}]
+    )
     with pytest.raises(UsageError, match="prune"):
         select_shard(found, (0, 2), prune=True)
     select_shard(found, (1, 2))
@@ -56,8 +57,9 @@ def test_shard_spec_and_split() -> None:
 
 
 def _kaynak(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kaynak", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kaynak", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.mark.slow
@@ -74,8 +76,9 @@ def test_concurrent_ingests_sharded_ingests_and_two_servers(
     servers = []
     for _ in range(2):
         port = free_port()
-        servers.append((_kaynak("serve", "--port", str(port), "--log-level", "warning", env=penv),
-                        f"http://127.0.0.1:{port}"))
+        servers.append(
+            (_kaynak("serve", "--port", str(port), "--log-level", "warning", env=penv), f"http://127.0.0.1:{port}")
+        )
     statuses: list[int] = []
     stop = threading.Event()
 
@@ -87,13 +90,15 @@ def test_concurrent_ingests_sharded_ingests_and_two_servers(
                     statuses.append(r.status_code)
                 except httpx.TransportError:
                     time.sleep(0.1)  # not listening yet
+
     try:
         clients = [threading.Thread(target=client, args=(b,)) for _, b in servers for _ in range(2)]
         for c in clients:
             c.start()
         ingests = [_kaynak("ingest", str(folder), "-c", same, "--json", env=penv) for _ in range(3)]
-        ingests += [_kaynak("ingest", str(folder), "-c", sharded, "--shard", f"{i}/2", "--json", env=penv)
-                    for i in range(2)]
+        ingests += [
+            _kaynak("ingest", str(folder), "-c", sharded, "--shard", f"{i}/2", "--json", env=penv) for i in range(2)
+        ]
         outs = []
         for p in ingests:
             out, err = p.communicate(timeout=240)

@@ -70,20 +70,24 @@ def kaynak_env(data_dir: Path, database_url: str) -> dict[str, str]:
     return {"KAYNAK_DATA_DIR": str(data_dir), "KAYNAK_DATABASE_URL": database_url, "KAYNAK_EMBEDDER": "hash"}
 
 
-
-
 async def exercise(client: Client, collection: str) -> dict[str, Any]:
     """List tools, search, and read around the best hit; return what came back."""
     tools = await client.list_tools()
     names = {t.name for t in tools.tools}
-    result = await client.call_tool("search", {"query": "kat malikleri kurulu ne zaman toplanır",
-                                               "collections": [collection], "k": 3})
+    result = await client.call_tool(
+        "search", {"query": "kat malikleri kurulu ne zaman toplanır", "collections": [collection], "k": 3}
+    )
     assert not result.is_error, result.content
     hits = result.structured_content["hits"]
     context = await client.call_tool("read_context", {"chunk_id": hits[0]["chunk_id"], "before": 1, "after": 1})
     cols = await client.call_tool("list_collections", {})
-    return {"names": names, "hits": hits, "context": context.structured_content["chunks"],
-            "collections": cols.structured_content["collections"], "text": result.content[0].text}
+    return {
+        "names": names,
+        "hits": hits,
+        "context": context.structured_content["chunks"],
+        "collections": cols.structured_content["collections"],
+        "text": result.content[0].text,
+    }
 
 
 def check(found: dict[str, Any], collection: str) -> None:
@@ -98,8 +102,9 @@ def check(found: dict[str, Any], collection: str) -> None:
 
 
 def test_stdio_with_sdk_client(collection: str, kaynak_env: dict[str, str], tmp_path: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "kaynak", "mcp"], env=kaynak_env,
-                                   cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "kaynak", "mcp"], env=kaynak_env, cwd=str(tmp_path)
+    )
 
     async def main() -> dict[str, Any]:
         async with Client(params, read_timeout_seconds=60) as client:
@@ -158,8 +163,15 @@ def test_stdio_answers_a_malformed_line_with_a_jsonrpc_error(kaynak_env: dict[st
         '{"no": "jsonrpc"}',
         '{"jsonrpc":"2.0","id":2,"method":"ping"}',
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "kaynak", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env={**os.environ, **kaynak_env}, cwd=tmp_path, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kaynak", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **kaynak_env},
+        cwd=tmp_path,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     answers: list[dict[str, Any]] = []
     try:
@@ -219,11 +231,11 @@ def test_no_tool_can_write(collection: str, store: Store, data_dir: Path, databa
                 await client.call_tool("list_collections", {}),
                 await client.call_tool("list_documents", {"collection": collection}),
                 await client.call_tool("read_context", {"chunk_id": chunk_id}),
-                await client.call_tool("read_page", {"collection": collection, "source": "guide/install.txt",
-                                                     "page": 2}),
+                await client.call_tool(
+                    "read_page", {"collection": collection, "source": "guide/install.txt", "page": 2}
+                ),
             ]
-            return {"tools": tools, "resources": resources, "templates": templates, "prompts": prompts,
-                    "calls": calls}
+            return {"tools": tools, "resources": resources, "templates": templates, "prompts": prompts, "calls": calls}
 
     out = anyio.run(main)
     ctx.close()
@@ -252,16 +264,38 @@ def test_stdout_carries_only_protocol_and_cold_start(data_dir: Path, tmp_path: P
     """A raw session: the server finds the embedded PostgreSQL server through its data folder (no URL), runs
     tools that hit the database and fail, and still every byte on stdout is a JSON-RPC message. Measures cold
     start (spawn to initialize response)."""
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KAYNAK_DATA_DIR": str(data_dir),
-           "KAYNAK_EMBEDDER": "hash", "KAYNAK_LOG_FILE": str(tmp_path / "mcp.log"),
-           "KAYNAK_COLLECTION": "no_such_collection_here"}
-    proc = subprocess.Popen([sys.executable, "-m", "kaynak", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True, encoding="utf-8")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "KAYNAK_DATA_DIR": str(data_dir),
+        "KAYNAK_EMBEDDER": "hash",
+        "KAYNAK_LOG_FILE": str(tmp_path / "mcp.log"),
+        "KAYNAK_COLLECTION": "no_such_collection_here",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kaynak", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+        text=True,
+        encoding="utf-8",
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         start = time.perf_counter()
-        proc.stdin.write(_rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                "clientInfo": {"name": "raw-test", "version": "1"}}))
+        proc.stdin.write(
+            _rpc(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "1"},
+                },
+            )
+        )
         proc.stdin.flush()
         first = proc.stdout.readline()
         cold_start = time.perf_counter() - start

@@ -80,9 +80,12 @@ def test_language_choice() -> None:
 def test_parse_tsv_joins_lines_repairs_hyphens_and_averages_confidence() -> None:
     head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
     rows = [
-        (1, 1, 1, 1, "Kat", 90), (1, 1, 1, 2, "ma-", 80),
-        (1, 1, 2, 1, "likleri", 70), (1, 1, 2, 2, "toplanır.", 100),
-        (1, 2, 1, 1, "İkinci", 60), (1, 2, 1, 2, "paragraf.", 40),
+        (1, 1, 1, 1, "Kat", 90),
+        (1, 1, 1, 2, "ma-", 80),
+        (1, 1, 2, 1, "likleri", 70),
+        (1, 1, 2, 2, "toplanır.", 100),
+        (1, 2, 1, 1, "İkinci", 60),
+        (1, 2, 1, 2, "paragraf.", 40),
     ]
     body = [f"5\t1\t{b}\t{p}\t{ln}\t{w}\t0\t0\t1\t1\t{c}\t{t}" for b, p, ln, w, t, c in rows]
     body.insert(0, "4\t1\t1\t1\t1\t0\t0\t0\t1\t1\t-1\t")
@@ -302,8 +305,7 @@ def test_search_finds_the_scanned_page(tmp_path: Path, env: dict[str, str], uniq
         from kaynak.mcp_server import _hit_for_model
 
         with TestClient(create_app(ctx)) as client:
-            r = client.get("/v1/search", params={"q": question, "collections": unique_name, "mode": "keyword",
-                                                 "k": 1})
+            r = client.get("/v1/search", params={"q": question, "collections": unique_name, "mode": "keyword", "k": 1})
         assert r.status_code == 200, r.text
         assert r.json()["hits"][0]["ocr"] == top.ocr and r.json()["hits"][0]["page"] == 2
         assert _hit_for_model(top.to_dict())["ocr"] == top.ocr

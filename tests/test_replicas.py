@@ -72,8 +72,10 @@ def test_reads_go_to_the_standby_writes_to_the_primary_failover_and_catch_up(
     lag = store.health(timeout=2.0)["replicas"][0]
     waited = store.wait_for_replicas(timeout=30)
     assert waited["ok"], waited
-    print(f"\nlag right after ingest: {lag.get('lag_bytes')} bytes; standby caught up in "
-          f"{waited['replicas'][0]['waited_s']:.3f} s")
+    print(
+        f"\nlag right after ingest: {lag.get('lag_bytes')} bytes; standby caught up in "
+        f"{waited['replicas'][0]['waited_s']:.3f} s"
+    )
     health = store.health(timeout=1.0)
     row = health["replicas"][0]
     assert health["ok"] and row["ok"] and row["in_recovery"] and row["lag_bytes"] == 0 and row["in_rotation"]
@@ -96,8 +98,9 @@ def test_reads_go_to_the_standby_writes_to_the_primary_failover_and_catch_up(
     with psycopg.connect(cluster.standbys[0].url(), autocommit=True) as sconn:
         sconn.execute("SELECT pg_wal_replay_pause()")
         try:
-            assert ctx.ingest.ingest([_write(tmp_path / "late", {"late.md": "# Geç\n\nGecikmeli çoğaltma.\n"})],
-                                     "repl").ok
+            assert ctx.ingest.ingest(
+                [_write(tmp_path / "late", {"late.md": "# Geç\n\nGecikmeli çoğaltma.\n"})], "repl"
+            ).ok
             row = store.health(timeout=1.0)["replicas"][0]
             assert row["ok"] and row["lag_bytes"] > 0
             assert "late.md" not in _sources(ctx.search.search("gecikmeli çoğaltma", "repl", mode="keyword"))
@@ -172,13 +175,26 @@ def test_doctor_and_ingest_wait_replicas_from_the_cli(
     from kaynak.cli import app
 
     cluster.wait_streaming()
-    for k, v in {"KAYNAK_DATABASE_URL": cluster.primary.url(), "KAYNAK_READ_DATABASE_URL": cluster.standbys[0].url(),
-                 "KAYNAK_DATA_DIR": str(tmp_path / "data"), "KAYNAK_EMBEDDER": "hash"}.items():
+    for k, v in {
+        "KAYNAK_DATABASE_URL": cluster.primary.url(),
+        "KAYNAK_READ_DATABASE_URL": cluster.standbys[0].url(),
+        "KAYNAK_DATA_DIR": str(tmp_path / "data"),
+        "KAYNAK_EMBEDDER": "hash",
+    }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("KAYNAK_CONFIG", raising=False)
     runner = CliRunner()
-    result = runner.invoke(app, ["ingest", str(_write(tmp_path / "w", {"w.md": "# W\n\nBekleme testi.\n"})),
-                                 "-c", "waitcli", "--wait-replicas", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(_write(tmp_path / "w", {"w.md": "# W\n\nBekleme testi.\n"})),
+            "-c",
+            "waitcli",
+            "--wait-replicas",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     waited = json.loads(result.stdout)["replicas"]
     assert waited["ok"] and waited["replicas"][0]["ok"]

@@ -93,8 +93,9 @@ def test_layout_a_key_changes_run_and_kaynak_still_works(fresh: str) -> None:
         _check_kaynak_works(store, col, pages=False)
         with psycopg.connect(fresh, autocommit=True) as conn:
             doc_id = conn.execute("SELECT id FROM documents WHERE source = 'a.txt'").fetchone()[0]
-            conn.execute("INSERT INTO pages (collection_id, document_id, number, text) VALUES (%s, %s, 2, 'x')",
-                         (col.id, doc_id))
+            conn.execute(
+                "INSERT INTO pages (collection_id, document_id, number, text) VALUES (%s, %s, 2, 'x')", (col.id, doc_id)
+            )
         store.delete_collection("a")
         with psycopg.connect(fresh) as conn:
             for table in ("documents", "pages", "chunks", "postings"):
@@ -119,10 +120,19 @@ def test_layout_b_key_changes_and_two_phase_bm25(fresh: str) -> None:
             stats = conn.execute(phase1, {"collection": col.id, "lexemes": lexemes}).fetchall()
             assert stats
             n, avgdl = stats[0][2], stats[0][3]
-            rows = conn.execute(phase2, {
-                "collection": col.id, "lexemes": [s[0] for s in stats], "dfs": [s[1] for s in stats],
-                "n": n, "avgdl": avgdl, "k1": 0.9, "b": 0.4, "k": 10,
-            }).fetchall()
+            rows = conn.execute(
+                phase2,
+                {
+                    "collection": col.id,
+                    "lexemes": [s[0] for s in stats],
+                    "dfs": [s[1] for s in stats],
+                    "n": n,
+                    "avgdl": avgdl,
+                    "k1": 0.9,
+                    "b": 0.4,
+                    "k": 10,
+                },
+            ).fetchall()
         # the same ranking (chunks with equal scores may come in another order: floating-point sums)
         assert np.allclose([float(r[1]) for r in rows], [h[1] for h in expected], rtol=1e-9)
         best = dict(expected)
@@ -130,4 +140,5 @@ def test_layout_b_key_changes_and_two_phase_bm25(fresh: str) -> None:
             if chunk in best:
                 assert abs(float(score) - best[chunk]) <= 1e-9 * abs(best[chunk])
         assert len({r[0] for r in rows} & set(best)) >= len(best) - sum(
-            1 for h in expected if np.isclose(h[1], expected[-1][1], rtol=1e-9))
+            1 for h in expected if np.isclose(h[1], expected[-1][1], rtol=1e-9)
+        )

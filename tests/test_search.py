@@ -470,8 +470,16 @@ def test_chunks_remember_their_document_title(store: Store) -> None:
     col = store.create_collection("s_title_" + uuid.uuid4().hex[:8], "turkish", "hash", HASH.dim)
     page = "Bağımsız bölümler ayrı tapuya bağlanır.\n\nOrtak yerler birlikte kullanılır ve korunur."
     chunks = [Chunk(i, 1, None, s, e, page[s:e]) for i, (s, e) in enumerate(paragraphs(page))]
-    store.replace_document(col, "k.txt", uuid.uuid4().hex, "Kat Mülkiyeti Kanunu", {}, [Page(1, page)], chunks,
-                           HASH.embed_passages([c.text for c in chunks]))
+    store.replace_document(
+        col,
+        "k.txt",
+        uuid.uuid4().hex,
+        "Kat Mülkiyeti Kanunu",
+        {},
+        [Page(1, page)],
+        chunks,
+        HASH.embed_passages([c.text for c in chunks]),
+    )
     svc = make_service(store, col.name)
     try:
         hits = svc.search("mülkiyet kanunu", col.name, mode="keyword", k=5)

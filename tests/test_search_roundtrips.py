@@ -50,9 +50,17 @@ def reference_search(svc: SearchService, query: str, collections: object, mode: 
 def plan_view(results: SearchResults) -> dict[str, object]:
     p = results.plan
     assert p is not None
-    return {"collections": [c.name for c in p.collections], "mode": p.mode, "weights": p.weights,
-            "reason": p.reason, "lexemes": p.query_lexemes, "embedded": p.embedded,
-            "coverage": p.keyword_coverage, "language": p.query_language, "cross": p.cross_language}
+    return {
+        "collections": [c.name for c in p.collections],
+        "mode": p.mode,
+        "weights": p.weights,
+        "reason": p.reason,
+        "lexemes": p.query_lexemes,
+        "embedded": p.embedded,
+        "coverage": p.keyword_coverage,
+        "language": p.query_language,
+        "cross": p.cross_language,
+    }
 
 
 class PinnedEmbedder:
@@ -66,8 +74,12 @@ class PinnedEmbedder:
         self.as_passage = as_passage
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return np.stack([HASH.embed_passages([self.as_passage[t]])[0] if t in self.as_passage
-                         else HASH.embed_queries([t])[0] for t in texts])
+        return np.stack(
+            [
+                HASH.embed_passages([self.as_passage[t]])[0] if t in self.as_passage else HASH.embed_queries([t])[0]
+                for t in texts
+            ]
+        )
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         return HASH.embed_passages(texts)
@@ -96,9 +108,18 @@ def cols(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     path.write_text("Madde 27 kat malikleri toplantısı ve yönetici seçimi.", encoding="utf-8")
     st = path.stat()
     text = path.read_text(encoding="utf-8")
-    store.replace_document(tr, "changed.txt", uuid.uuid4().hex, "changed", {}, [Page(1, text)],
-                           [Chunk(0, 1, "Madde 27", 0, len(text), text)], HASH.embed_passages([text]),
-                           origin=str(path), file_stat=(st.st_size, st.st_mtime_ns))
+    store.replace_document(
+        tr,
+        "changed.txt",
+        uuid.uuid4().hex,
+        "changed",
+        {},
+        [Page(1, text)],
+        [Chunk(0, 1, "Madde 27", 0, len(text), text)],
+        HASH.embed_passages([text]),
+        origin=str(path),
+        file_stat=(st.st_size, st.st_mtime_ns),
+    )
     path.write_text(text + " Değişti.", encoding="utf-8")
     yield {"tr": tr, "en": en, "bare": bare, "mixed": mixed}
     for c in (tr, en, bare, mixed):
@@ -133,8 +154,9 @@ def test_round_trips_per_mode_are_pinned(store: Store, cols: dict[str, Collectio
 
 
 def test_the_cross_language_probe_costs_no_round_trip(store: Store, cols: dict[str, Collection]) -> None:
-    svc = SearchService(store, Settings(collection=cols["mixed"].name, embedder="hash"),
-                        lambda name: PinnedEmbedder({QUESTION: TR_LAW}))
+    svc = SearchService(
+        store, Settings(collection=cols["mixed"].name, embedder="hash"), lambda name: PinnedEmbedder({QUESTION: TR_LAW})
+    )
     for _ in range(4):
         svc.search(QUESTION, mode="hybrid", k=2)
     hits, rt = count(lambda: svc.search(QUESTION, mode="hybrid", k=2), tries=3)
@@ -173,8 +195,9 @@ def test_search_equals_the_path_of_separate_statements(
     def names(w: object) -> object:
         return "*" if w == "*" else [cols[x].name for x in w] if isinstance(w, list) else cols[str(w)].name
 
-    svc = SearchService(store, Settings(collection=cols["en"].name, embedder="hash"),
-                        lambda name: PinnedEmbedder({QUESTION: TR_LAW}))
+    svc = SearchService(
+        store, Settings(collection=cols["en"].name, embedder="hash"), lambda name: PinnedEmbedder({QUESTION: TR_LAW})
+    )
     for k in (1, 3, 10):
         new = svc.search(query, names(where), mode=mode, k=k)
         old = reference_search(svc, query, names(where), mode, k)
@@ -223,7 +246,9 @@ def test_errors_are_unchanged(store: Store, cols: dict[str, Collection]) -> None
     with pytest.raises(CollectionNotFound, match="no collection named"):
         missing.search("pump")
     assert [c.name for c in svc.resolve_collections([cols["tr"].name, cols["en"].name, cols["tr"].name])] == [
-        cols["tr"].name, cols["en"].name]
+        cols["tr"].name,
+        cols["en"].name,
+    ]
 
 
 # ---------------------------------------------------------------------- the pool's check before use

@@ -51,8 +51,9 @@ def put(store: Store, col, source: str, text: str, vec=None, sha: str | None = N
     emb = None
     if vec is not None:
         emb = np.asarray([vec], dtype=np.float32)
-    return store.replace_document(col, source, sha or uuid.uuid4().hex, source, kw.pop("metadata", {}), pages,
-                                  chunks, emb, **kw)
+    return store.replace_document(
+        col, source, sha or uuid.uuid4().hex, source, kw.pop("metadata", {}), pages, chunks, emb, **kw
+    )
 
 
 def test_server_facts(store: Store) -> None:

@@ -118,8 +118,10 @@ def test_outage_fails_fast_then_the_embedded_server_is_restarted(
                 assert time.monotonic() < deadline, "the embedded server was not restarted"
                 time.sleep(0.2)
         recovered_s = time.monotonic() - killed_at
-        print(f"\noutage: worst request {worst * 1000:.0f} ms (DatabaseUnavailable), "
-              f"health {h['elapsed_ms']:.0f} ms, back {recovered_s:.1f} s after the kill")
+        print(
+            f"\noutage: worst request {worst * 1000:.0f} ms (DatabaseUnavailable), "
+            f"health {h['elapsed_ms']:.0f} ms, back {recovered_s:.1f} s after the kill"
+        )
         # stale pooled connections were replaced: no further errors
         for _ in range(10):
             store.list_collections()

@@ -66,8 +66,9 @@ def test_article_ref_span() -> None:
     (ref,) = article_refs("KMK md. 20 ne diyor")
     assert (ref.kind, ref.number, ref.text, ref.start, ref.end) == ("article", "20", "md. 20", 4, 10)
     assert "KMK md. 20 ne diyor"[ref.start : ref.end] == "md. 20"
-    headings = [r.heading for q in ("27. madde", "ek md. 2", "geçici 1. madde", "sec. 4.2", "Art. 5")
-                for r in article_refs(q)]
+    headings = [
+        r.heading for q in ("27. madde", "ek md. 2", "geçici 1. madde", "sec. 4.2", "Art. 5") for r in article_refs(q)
+    ]
     assert headings == ["Madde 27", "Ek Madde 2", "Geçici Madde 1", "Section 4.2", "Madde 5"]
 
 
@@ -216,7 +217,9 @@ def test_loader_gives_text_and_markdown_articles_sections(tmp_path: Path) -> Non
     )
     doc = load(txt)
     assert [[s.path for s in p.sections] for p in doc.pages] == [
-        ["MADDE 1 – Amaç", "MADDE 2 – Kapsam"], ["MADDE 2 – Kapsam", "Geçici Madde 1"]]
+        ["MADDE 1 – Amaç", "MADDE 2 – Kapsam"],
+        ["MADDE 2 – Kapsam", "Geçici Madde 1"],
+    ]
     md = tmp_path / "kanun.md"
     md.write_text("# Birinci Bölüm\n\nGenel hükümler.\n\nMadde 3 – Tanımlar şunlardır.\n\n# İkinci Bölüm\n\nSon.\n")
     paths = [s.path for s in load(md).pages[0].sections]

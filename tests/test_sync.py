@@ -276,6 +276,7 @@ def test_hits_of_a_file_changed_on_disk_say_stale(
         write(tmp_path / f"s{i}.md", text_for(i))
     service.ingest([tmp_path], unique_name, language="english", remember=True)
     with Context(load_settings()) as ctx:
+
         def stale_of(query: str) -> dict[str, bool]:
             return {h.source: h.stale for h in ctx.search.search(query, collections=[unique_name], k=10)}
 
@@ -338,7 +339,9 @@ def test_serve_watch_keeps_the_collection_current(
         port = s.getsockname()[1]
     proc = subprocess.Popen(
         [sys.executable, "-m", "kaynak", "serve", "--watch", "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, **env, "KAYNAK_WATCH_SETTLE_S": "0.3"},
     )
     try:

@@ -61,8 +61,7 @@ class Running:
 
     def __init__(self, service: IngestService, name: str, **kw: object) -> None:
         self.reports: list[SyncReport] = []
-        self.watcher = Watcher(service, [name], settle_s=SETTLE, heartbeat_s=0.5, on_sync=self.reports.append,
-                               **kw)  # type: ignore[arg-type]
+        self.watcher = Watcher(service, [name], settle_s=SETTLE, heartbeat_s=0.5, on_sync=self.reports.append, **kw)  # type: ignore[arg-type]
         self.stop = threading.Event()
         self.errors: list[BaseException] = []
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -77,8 +76,11 @@ class Running:
 
     def settled(self, store: Store, name: str, root: Path, timeout: float = 60.0) -> None:
         """Wait until the database holds exactly the folder and nothing is pending, then check it once more."""
-        wait_for(lambda: not self.watcher.pending and db_mismatches(store, name, root) == [], timeout,
-                 "the database to match the folder")
+        wait_for(
+            lambda: not self.watcher.pending and db_mismatches(store, name, root) == [],
+            timeout,
+            "the database to match the folder",
+        )
         assert db_mismatches(store, name, root) == []
 
     def close(self) -> None:
@@ -120,7 +122,8 @@ def test_watcher_follows_every_kind_of_change(
         assert len(emb.texts) == before, "a pure rename or move must not embed anything"
         # After the catch-up, a change is synced at its own path, not by walking the folder.
         assert w.reports[-1].roots[0]["files"] <= 2 and w.reports[-1].moved == [
-            {"from": "other/a3.md", "to": "other2/a3.md"}]
+            {"from": "other/a3.md", "to": "other2/a3.md"}
+        ]
 
         # A file written slowly in pieces is taken once, whole.
         before = len(emb.texts)
@@ -181,9 +184,17 @@ def test_network_file_system_detection(tmp_path: Path) -> None:
 
 def _kaynak(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "kaynak", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **env, "KAYNAK_WATCH_SETTLE_S": str(SETTLE), "KAYNAK_PARSE_WORKERS": "2",
-             "KAYNAK_CHUNK_SIZE": "200"},
+        [sys.executable, "-m", "kaynak", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            **os.environ,
+            **env,
+            "KAYNAK_WATCH_SETTLE_S": str(SETTLE),
+            "KAYNAK_PARSE_WORKERS": "2",
+            "KAYNAK_CHUNK_SIZE": "200",
+        },
     )
 
 
@@ -249,8 +260,10 @@ def test_watcher_sync_and_ingest_at_once_embed_each_change_once(
         for i in range(1, 31):
             write(tmp_path / f"c{i:02d}.md", text_for(i))
         write(tmp_path / "base.md", text_for(0, version=2))
-        runs = [threading.Thread(target=lambda: services[1].ingest([tmp_path], unique_name, remember=True)),
-                threading.Thread(target=lambda: sync(services[2], unique_name))]
+        runs = [
+            threading.Thread(target=lambda: services[1].ingest([tmp_path], unique_name, remember=True)),
+            threading.Thread(target=lambda: sync(services[2], unique_name)),
+        ]
         for t in runs:
             t.start()
         for t in runs:

@@ -149,7 +149,12 @@ def test_static_assets_weight_and_types(client: TestClient) -> None:
 # ---------------------------------------------------------------------------------------------- endpoints
 def test_access_reports_what_the_token_allows(client: TestClient) -> None:
     assert client.get("/v1/access").json() | {"languages": None} == {
-        "read": True, "write": False, "read_token_required": False, "writes_enabled": True, "languages": None}
+        "read": True,
+        "write": False,
+        "read_token_required": False,
+        "writes_enabled": True,
+        "languages": None,
+    }
     assert client.get("/v1/access", headers={"Authorization": f"Bearer {TOKEN}"}).json()["write"] is True
     assert client.get("/v1/access", headers={"Authorization": "Bearer wrong"}).json()["write"] is False
 
@@ -178,8 +183,10 @@ def test_highlights_match_the_cli(client: TestClient, ctx: Context, samples: tup
     name, _ = samples
     hits = ctx.search.search(QUESTION, name, k=3)
     expected = ctx.search.highlights(QUESTION, hits)
-    r = client.post("/v1/highlights", json={"q": QUESTION, "items": [
-        {"collection": h.collection, "text": h.quote.text} for h in hits]})
+    r = client.post(
+        "/v1/highlights",
+        json={"q": QUESTION, "items": [{"collection": h.collection, "text": h.quote.text} for h in hits]},
+    )
     assert r.status_code == 200, r.text
     got = [[tuple(s) for s in item] for item in r.json()["highlights"]]
     assert got == expected and any(got)
@@ -327,11 +334,16 @@ def test_colours_meet_wcag_aa(client: TestClient) -> None:
     var = dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", css))
     white = "#ffffff"
     text_pairs = {
-        "text": (var["fg"], var["bg"]), "muted text": (var["muted"], var["bg"]),
-        "muted on panel": (var["muted"], var["panel"]), "links": (var["accent"], var["bg"]),
-        "links on panel": (var["accent"], var["panel"]), "button text": (white, var["accent"]),
-        "highlighted words": ("#000000", var["mark"]), "quote text": (var["fg"], var["quote"]),
-        "danger button": (white, var["danger"]), "focus ring": (var["focus"], var["bg"]),
+        "text": (var["fg"], var["bg"]),
+        "muted text": (var["muted"], var["bg"]),
+        "muted on panel": (var["muted"], var["panel"]),
+        "links": (var["accent"], var["bg"]),
+        "links on panel": (var["accent"], var["panel"]),
+        "button text": (white, var["accent"]),
+        "highlighted words": ("#000000", var["mark"]),
+        "quote text": (var["fg"], var["quote"]),
+        "danger button": (white, var["danger"]),
+        "focus ring": (var["focus"], var["bg"]),
     }
     for what, (fg, bg) in text_pairs.items():
         assert contrast(fg, bg) >= 4.5, (what, fg, bg, contrast(fg, bg))

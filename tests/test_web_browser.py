@@ -54,9 +54,16 @@ QUESTION_TR = "Kat malikleri kurulu ne zaman toplanır?"
 QUESTION_EN = "How do I stop a word from being hyphenated?"
 ARTIFACTS = Path(os.environ.get("KAYNAK_TEST_ARTIFACTS") or Path(tempfile.gettempdir()) / "kaynak-web-artifacts")
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,900",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,900",
 ]
 
 
@@ -76,9 +83,17 @@ def collection(ctx: Context, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     col = ctx.store.get_collection(name)
     pages = [Page(1, "Birinci sayfa: ısıtma giderleri paylaşılır."), Page(2, "İkinci sayfa: asansör bakımı yapılır.")]
     chunks = [Chunk(i, p.number, None, 0, len(p.text), p.text) for i, p in enumerate(pages)]
-    ctx.store.replace_document(col, "uyarili/rapor.txt", "0" * 64, "Uyarılı rapor", {}, pages, chunks,
-                               HashEmbedder().embed_passages([c.text for c in chunks]),
-                               warnings=["page 3: no text layer <b>(scan?)</b>"])
+    ctx.store.replace_document(
+        col,
+        "uyarili/rapor.txt",
+        "0" * 64,
+        "Uyarılı rapor",
+        {},
+        pages,
+        chunks,
+        HashEmbedder().embed_passages([c.text for c in chunks]),
+        warnings=["page 3: no text layer <b>(scan?)</b>"],
+    )
     yield name
     ctx.ingest.delete_collection(name)
 
@@ -178,21 +193,35 @@ def search(driver: Any, query: str, collection: str | None = None) -> list[Any]:
     box = css(driver, "#q")
     box.clear()
     box.send_keys(query + Keys.ENTER)
-    wait(driver, lambda d: d.execute_script(
-        "const s = document.getElementById('status').textContent;"
-        "return (document.body.dataset.highlighted || '') !== arguments[0] || (s && !s.endsWith('…'))"
-        " || !document.getElementById('alert').hidden", before))
-    wait(driver, lambda d: d.execute_script(
-        "return !document.querySelector('#results li') || (document.body.dataset.highlighted || '') !== arguments[0]",
-        before))
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "const s = document.getElementById('status').textContent;"
+            "return (document.body.dataset.highlighted || '') !== arguments[0] || (s && !s.endsWith('…'))"
+            " || !document.getElementById('alert').hidden",
+            before,
+        ),
+    )
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "return !document.querySelector('#results li') || (document.body.dataset.highlighted || '') !== arguments[0]",
+            before,
+        ),
+    )
     return css_all(driver, "#results > li")
 
 
 def pick(driver: Any, names: list[str]) -> None:
     """Choose exactly these collections in the picker (without searching)."""
-    wait(driver, lambda d: d.execute_script(
-        "const have = [...document.querySelectorAll('#collection-boxes input')].map(b => b.value);"
-        "return arguments[0].every(n => have.includes(n))", names))
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "const have = [...document.querySelectorAll('#collection-boxes input')].map(b => b.value);"
+            "return arguments[0].every(n => have.includes(n))",
+            names,
+        ),
+    )
     driver.execute_script(
         "document.getElementById('all-collections').checked = false;"
         "for (const b of document.querySelectorAll('#collection-boxes input'))"
@@ -233,17 +262,22 @@ def test_search_shows_highlighted_verbatim_quote_without_reload(tr: Any, collect
     shot(tr, "search-results-tr")
     timings = tr.execute_script(
         "return performance.getEntriesByType('measure').filter(m => m.name.startsWith('kaynak:'))"
-        ".map(m => [m.name, m.duration])")
+        ".map(m => [m.name, m.duration])"
+    )
     names = {n for n, _ in timings}
     assert {"kaynak:first-result", "kaynak:first-highlighted"} <= names
     record("first_search_tr_ms", dict(timings))
     # nothing but this server was asked for anything (no fonts, CDNs, analytics)
     foreign = tr.execute_script(
         "return performance.getEntriesByType('resource').map(r => r.name)"
-        ".filter(n => !n.startsWith(location.origin) && !n.startsWith('blob:'))")
+        ".filter(n => !n.startsWith(location.origin) && !n.startsWith('blob:'))"
+    )
     assert foreign == []
-    problems = [e["message"] for e in tr.get_log("browser")
-                if "Content Security Policy" in e["message"] or e["level"] == "SEVERE"]
+    problems = [
+        e["message"]
+        for e in tr.get_log("browser")
+        if "Content Security Policy" in e["message"] or e["level"] == "SEVERE"
+    ]
     assert problems == [], problems
 
 
@@ -304,7 +338,8 @@ def test_text_source_opens_at_the_quote(en: Any, collection: str) -> None:
     assert mark.text.strip() == quote.strip()
     in_view = en.execute_script(
         "const r = document.getElementById('quote').getBoundingClientRect();"
-        "return r.top >= 0 && r.top < window.innerHeight")
+        "return r.top >= 0 && r.top < window.innerHeight"
+    )
     assert in_view, "the quote is scrolled into view"
     assert "page" in css(en, "#viewer-heading").text
     shot(en, "page-text-at-quote")
@@ -343,8 +378,12 @@ def browse_documents(driver: Any, collection: str) -> None:
 
     css(driver, ".tab[data-view=browse]").click()
     # the table re-renders when the collections arrive: find and click in one retried step
-    wait(driver, lambda d: d.find_element(
-        By.XPATH, f"//table[@id='collections-table']//button[text()='{collection}']").click() or True)
+    wait(
+        driver,
+        lambda d: (
+            d.find_element(By.XPATH, f"//table[@id='collections-table']//button[text()='{collection}']").click() or True
+        ),
+    )
     wait(driver, lambda d: css(d, "#documents-panel").is_displayed() and css_all(d, "#documents-table tbody tr"))
 
 
@@ -403,7 +442,8 @@ def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) 
     en.execute_script(
         "window.__statuses = []; new MutationObserver(() => window.__statuses.push("
         "document.getElementById('up-status').textContent)).observe(document.getElementById('up-status'),"
-        " {childList: true, characterData: true, subtree: true})")
+        " {childList: true, characterData: true, subtree: true})"
+    )
     css(en, "#up-submit").click()
     wait(en, lambda d: "1 added" in css(d, "#up-status").text, timeout=60)
     statuses = en.execute_script("return window.__statuses")
@@ -421,8 +461,13 @@ def test_upload_then_find_then_delete(en: Any, collection: str, tmp_path: Path) 
     alert = wait(en, lambda d: d.switch_to.alert)
     assert "zebercet-notlari.md" in alert.text
     alert.accept()
-    wait(en, lambda d: "Deleted" in css(d, "#status").text or not any(
-        b.text == "zebercet-notlari.md" for b in css_all(d, "#documents-table tbody th button")))
+    wait(
+        en,
+        lambda d: (
+            "Deleted" in css(d, "#status").text
+            or not any(b.text == "zebercet-notlari.md" for b in css_all(d, "#documents-table tbody th button"))
+        ),
+    )
     wait(en, lambda d: not any(b.text == "zebercet-notlari.md" for b in css_all(d, "#documents-table tbody th button")))
     css(en, ".tab[data-view=search]").click()
     hits = search(en, "zebercet defteri", collection)
@@ -496,7 +541,8 @@ def test_turkish_ui_strings_and_casing(tr: Any, base: str, collection: str) -> N
         "                                  ['GÖMME MODELI DIL', 'none']]) {"
         "  const s = document.createElement('span'); s.className = 'label'; s.textContent = text;"
         "  s.style.textTransform = transform; box.append(s, document.createElement('br')); }"
-        "document.getElementById('browse-view').prepend(box); return [...box.querySelectorAll('span')];")
+        "document.getElementById('browse-view').prepend(box); return [...box.querySelectorAll('span')];"
+    )
     drawn, turkish, wrong = (s.screenshot_as_png for s in samples)
     assert drawn == turkish and drawn != wrong, "Turkish upper-casing (i → İ) is not applied"
     tr.execute_script("document.getElementById('casing-check').remove()")
@@ -535,7 +581,8 @@ def test_api_problem_is_shown(en: Any, collection: str) -> None:
         "const label = document.createElement('label'); const box = document.createElement('input');"
         "box.type = 'checkbox'; box.value = 'no_such_collection_q'; box.checked = true; label.append(box, 'gone');"
         "document.getElementById('collection-boxes').append(label);"
-        "document.getElementById('all-collections').checked = false;")
+        "document.getElementById('all-collections').checked = false;"
+    )
     css(en, "#q").send_keys("kat\n")
     wait(en, lambda d: css(d, "#alert").is_displayed())
     alert = css(en, "#alert").text
@@ -566,8 +613,15 @@ def test_filters_under_more(en: Any, collection: str) -> None:
 
 
 def test_read_token_asked_once_per_session(browsers: Callable[[str], Any], ctx: Context, collection: str) -> None:
-    reader = Context(load_settings(data_dir=ctx.settings.data_dir, database_url=ctx.settings.database_url,
-                                   embedder="hash", api_token=TOKEN, read_token="reader-token"))
+    reader = Context(
+        load_settings(
+            data_dir=ctx.settings.data_dir,
+            database_url=ctx.settings.database_url,
+            embedder="hash",
+            api_token=TOKEN,
+            read_token="reader-token",
+        )
+    )
     driver = browsers("en-US,en")
     try:
         with running(make_app(reader)) as url:
@@ -638,6 +692,7 @@ def test_phone_width_and_keyboard(tr: Any, collection: str) -> None:
         " if (e.closest('[hidden]') || e.type === 'hidden') return false;"
         " const id = e.id && document.querySelector(`label[for='${e.id}']`);"
         " return !(id || e.closest('label') || e.getAttribute('aria-label') || e.textContent.trim());"
-        "}).map(e => e.outerHTML.slice(0, 80))")
+        "}).map(e => e.outerHTML.slice(0, 80))"
+    )
     assert not unnamed, unnamed
     tr.set_window_size(1280, 900)

@@ -76,9 +76,9 @@ def _run(cmd: list[str], what: str) -> str:
 def table_counts(url: str) -> dict[str, int]:
     """Rows per table of the database's ``public`` schema (what a backup holds), by name."""
     with map_errors("the database"), psycopg.connect(url, connect_timeout=10, autocommit=True) as conn:
-        names = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
-        )]
+        names = [
+            r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+        ]
         return {
             n: int(conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(n))).fetchone()[0])
             for n in names
@@ -101,8 +101,17 @@ def backup(url: str, file: Path, data_dir: Path | None = None) -> dict[str, Any]
         raise BackupError(f"{redact(url)} holds no kaynak database (no kaynak_migrations table); nothing to back up")
     tmp = file.with_name(f".{file.name}.{os.getpid()}.partial")
     try:
-        _run([tool("pg_dump", server_major(url)), "--format=custom", "--no-owner", "--no-privileges",
-              f"--file={tmp}", f"--dbname={url}"], "pg_dump")
+        _run(
+            [
+                tool("pg_dump", server_major(url)),
+                "--format=custom",
+                "--no-owner",
+                "--no-privileges",
+                f"--file={tmp}",
+                f"--dbname={url}",
+            ],
+            "pg_dump",
+        )
         os.replace(tmp, file)
     finally:
         tmp.unlink(missing_ok=True)
@@ -160,8 +169,19 @@ def restore(url: str, file: Path, *, replace: bool = False, embedded: bool = Fal
     elif before:
         clean = ["--clean", "--if-exists"]
     try:
-        _run([restore_bin, "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", *clean,
-              f"--dbname={url}", str(file)], "pg_restore")
+        _run(
+            [
+                restore_bin,
+                "--no-owner",
+                "--no-privileges",
+                "--exit-on-error",
+                "--single-transaction",
+                *clean,
+                f"--dbname={url}",
+                str(file),
+            ],
+            "pg_restore",
+        )
     except BackupError as err:
         if '"vector"' in err.message or "extension vector" in err.message:
             err.message += " — the target server needs pgvector 0.8 or newer (nothing was restored)"

@@ -170,9 +170,7 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**clean)
     except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in err.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in err.errors())
         raise ConfigError(f"invalid setting: {problems} (check KAYNAK_* variables and kaynak.toml)") from None
     except ValueError as err:  # malformed TOML
         raise ConfigError(f"cannot read the configuration file: {err}") from None

@@ -40,7 +40,6 @@ INSTRUCTIONS = (
 )
 
 
-
 def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
     """A hit as the model sees it: citation fields first, the verbatim quote, then the chunk and scores."""
     quote = hit.get("quote") or {}
@@ -127,8 +126,9 @@ def build_mcp(
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     if warm_up:
         server.middleware.append(service.start_warm_up)
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                open_world_hint=False)
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
     _add_search_tools(server, service.call, read_only)
     _add_reading_tools(server, service.call, read_only)
     return server
@@ -139,9 +139,13 @@ def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: An
 
     @server.tool(name="search", title="Search documents", annotations=read_only)
     def search_documents(
-        query: Annotated[str, Field(
-            max_length=MAX_QUERY_CHARS, description="The question or keywords, in any language (Turkish, English, …)."
-        )],
+        query: Annotated[
+            str,
+            Field(
+                max_length=MAX_QUERY_CHARS,
+                description="The question or keywords, in any language (Turkish, English, …).",
+            ),
+        ],
         collections: Annotated[
             list[str] | str | None,
             Field(description='Collections to search; omit for the default collection, "*" for all of them.'),
@@ -188,13 +192,24 @@ def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: An
 
         def sync_of(s: SearchService, name: str) -> dict[str, Any]:
             st = collection_status(s.store, name)
-            return {"last_sync_at": st["last_sync_at"], "files_pending": st["files_pending"],
-                    "files_failing": st["files_failing"], "failing": st["failing"][:10], "watching": st["watching"]}
+            return {
+                "last_sync_at": st["last_sync_at"],
+                "files_pending": st["files_pending"],
+                "files_failing": st["files_failing"],
+                "failing": st["failing"][:10],
+                "watching": st["watching"],
+            }
 
         def run(s: SearchService) -> list[dict[str, Any]]:
             return [
-                {"name": c.name, "language": c.language, "embedder": c.embedder,
-                 "document_count": c.document_count, "chunk_count": c.chunk_count, "sync": sync_of(s, c.name)}
+                {
+                    "name": c.name,
+                    "language": c.language,
+                    "embedder": c.embedder,
+                    "document_count": c.document_count,
+                    "chunk_count": c.chunk_count,
+                    "sync": sync_of(s, c.name),
+                }
                 for c in s.list_collections()
             ]
 
@@ -216,8 +231,14 @@ def _add_reading_tools(server: MCPServer, call: Callable[..., Any], read_only: A
 
         def run(s: SearchService) -> list[dict[str, Any]]:
             return [
-                {"source": d.source, "title": d.title, "page_count": d.page_count, "chunk_count": d.chunk_count,
-                 "metadata": d.metadata, "ingested_at": d.ingested_at}
+                {
+                    "source": d.source,
+                    "title": d.title,
+                    "page_count": d.page_count,
+                    "chunk_count": d.chunk_count,
+                    "metadata": d.metadata,
+                    "ingested_at": d.ingested_at,
+                }
                 for d in s.list_documents(collection, prefix, limit)
             ]
 
@@ -237,8 +258,16 @@ def _add_reading_tools(server: MCPServer, call: Callable[..., Any], read_only: A
 
         def run(s: SearchService) -> list[dict[str, Any]]:
             return [
-                {"chunk_id": c.id, "collection": c.collection, "source": c.source, "title": c.title,
-                 "page": c.page, "section": c.section, "text": c.text, "is_hit": c.id == chunk_id}
+                {
+                    "chunk_id": c.id,
+                    "collection": c.collection,
+                    "source": c.source,
+                    "title": c.title,
+                    "page": c.page,
+                    "section": c.section,
+                    "text": c.text,
+                    "is_hit": c.id == chunk_id,
+                }
                 for c in s.chunk_context(chunk_id, before, after)
             ]
 
@@ -253,8 +282,12 @@ def _add_reading_tools(server: MCPServer, call: Callable[..., Any], read_only: A
         """Read one whole page of a document: {"collection", "source", "page", "text"}. Formats without pages
         (Markdown, HTML, DOCX) have a single page 1.
         """
-        return {"collection": collection, "source": source, "page": page,
-                "text": call(lambda s: s.page_text(collection, source, page), collection, source)}
+        return {
+            "collection": collection,
+            "source": source,
+            "page": page,
+            "text": call(lambda s: s.page_text(collection, source, page), collection, source),
+        }
 
 
 def configure_logging(log_file: Path | None = None, level: int = logging.INFO) -> None:
@@ -316,8 +349,11 @@ async def _serve_stdio(server: MCPServer) -> None:
                         await send.send(item)
                         continue
                     kinds = {e.get("type") for e in getattr(item, "errors", lambda: [])()}
-                    code, what = (PARSE_ERROR, "Parse error") if "json_invalid" in kinds else (
-                        INVALID_REQUEST, "Invalid Request")
+                    code, what = (
+                        (PARSE_ERROR, "Parse error")
+                        if "json_invalid" in kinds
+                        else (INVALID_REQUEST, "Invalid Request")
+                    )
                     log.warning("stdin: %s: %s", what.lower(), str(item).splitlines()[0][:200])
                     error = ErrorData(code=code, message=f"{what}: each line must be one JSON-RPC 2.0 message")
                     await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))

@@ -93,8 +93,9 @@ def check_filter_value(value: Any, field: str = "filters", depth: int = 0) -> An
         for v in value:
             check_filter_value(v, field, depth + 1)
     elif value is not None and not isinstance(value, str | int | float | bool):
-        raise InvalidQuery(f"filter values must be text, numbers, true/false or null, not {type(value).__name__}",
-                           field)
+        raise InvalidQuery(
+            f"filter values must be text, numbers, true/false or null, not {type(value).__name__}", field
+        )
     return value
 
 

@@ -115,9 +115,7 @@ def article_refs(query: str) -> list[ArticleRef]:
 
 # A heading line: Turkish article headings need a dash (or the line's end) after the number, so that a sentence
 # starting "Madde 5 uyarınca …" is no heading; English ones a capitalised title, a colon/dash/period or the end.
-_TR_HEADING = re.compile(
-    rf"^(?:(?P<pre>EK|Ek|GEÇİCİ|Geçici)\s+)?(?:MADDE|Madde)\s+{_NUM}\s*(?:\.?\s*[-–—]+|:|$)"
-)
+_TR_HEADING = re.compile(rf"^(?:(?P<pre>EK|Ek|GEÇİCİ|Geçici)\s+)?(?:MADDE|Madde)\s+{_NUM}\s*(?:\.?\s*[-–—]+|:|$)")
 _EN_HEADING = re.compile(
     rf"^(?:(?P<en>ARTICLE|Article)|(?P<sec>SECTION|Section))\s+{_NUM}(?:[.:]?\s*(?:[-–—]\s*)?(?=[A-Z\"“])|[.:]?\s*$)"
 )
@@ -185,8 +183,7 @@ def section_matches(section: str | None, ref: ArticleRef) -> bool:
     return ref.kind == kind or (ref.kind == ANY and kind in (ARTICLE, SECTION))
 
 
-def promote_matching(items: Sequence[T], refs: Sequence[ArticleRef], section_of: Callable[[T], str | None]
-                     ) -> list[T]:
+def promote_matching(items: Sequence[T], refs: Sequence[ArticleRef], section_of: Callable[[T], str | None]) -> list[T]:
     """``items`` (e.g. ranked hits) with those whose section names one of ``refs`` moved to the front, both
     groups keeping their order; unchanged when ``refs`` is empty or nothing matches."""
     if not refs:
@@ -261,8 +258,9 @@ def _headings(text: str, numbered: bool) -> list[tuple[int, str]]:
     return out
 
 
-def _split(start: int, end: int, heads: Sequence[tuple[int, str]], base: str | None, carry: str | None
-           ) -> list[Section]:
+def _split(
+    start: int, end: int, heads: Sequence[tuple[int, str]], base: str | None, carry: str | None
+) -> list[Section]:
     """Sections over text[start:end] cut at the headings inside it; text before the first one keeps ``carry``
     (the article running on from the page before) or stays as it was (``base``)."""
     inside = [(s, p) for s, p in heads if start <= s < end]

@@ -49,17 +49,26 @@ def _pdf_escape(text: str) -> bytes:
     return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
 
 
-def make_pdf(pages: list[list[str]], *, user_password: str | None = None, owner_password: str | None = None,
-             bad_pages: tuple[int, ...] = ()) -> bytes:
+def make_pdf(
+    pages: list[list[str]],
+    *,
+    user_password: str | None = None,
+    owner_password: str | None = None,
+    bad_pages: tuple[int, ...] = (),
+) -> bytes:
     """A PDF with one Helvetica line per string on each page (pypdf builds it)."""
     from pypdf import PdfWriter
     from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
     writer = PdfWriter()
-    font = DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
-    })
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+            NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+        }
+    )
     for i, lines in enumerate(pages):
         page = writer.add_blank_page(width=595, height=842)
         page[NameObject("/Resources")] = DictionaryObject(
@@ -114,9 +123,7 @@ def zip_bomb_docx() -> bytes:
 
 LAUGHS = (
     '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'
-    + "".join(
-        f' <!ENTITY lol{i} "' + (f"&lol{i - 1};" if i > 1 else "&lol;") * 10 + '">\n' for i in range(1, 10)
-    )
+    + "".join(f' <!ENTITY lol{i} "' + (f"&lol{i - 1};" if i > 1 else "&lol;") * 10 + '">\n' for i in range(1, 10))
     + "]>\n"
 )
 
@@ -142,10 +149,10 @@ def png_bytes() -> bytes:
 YAML_BOMB = (
     "---\n"
     'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-    + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
-    )
-    + "title: Bomba\n---\n\n# Başlık\n\n" + TR + "\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+    + "title: Bomba\n---\n\n# Başlık\n\n"
+    + TR
+    + "\n"
 )
 
 
@@ -167,28 +174,45 @@ def build(root: Path) -> dict[str, Expect]:
     # ordinary files, for comparison
     put("ok/turkish.md", f"# Şehirler\n\n{TR}\n", Expect("added", text="İstanbul"))
     put("ok/english.txt", EN + "\n", Expect("added", text="river flows"))
-    put("ok/report.pdf", make_pdf([[TR[:80], "Second line of the first page."], ["Page two text."]]),
-        Expect("added", text="Page two text"))
+    put(
+        "ok/report.pdf",
+        make_pdf([[TR[:80], "Second line of the first page."], ["Page two text."]]),
+        Expect("added", text="Page two text"),
+    )
     put("ok/letter.docx", make_docx(["Sayın yetkili,", TR]), Expect("added", text="Boğaz"))
-    put("ok/page.html", f"<html><head><title>Sayfa</title></head><body><p>{EN}</p></body></html>",
-        Expect("added", text="Bridges were built"))
+    put(
+        "ok/page.html",
+        f"<html><head><title>Sayfa</title></head><body><p>{EN}</p></body></html>",
+        Expect("added", text="Bridges were built"),
+    )
 
     # file names as bytes
-    put(b"names/\xdeubat raporu.md", f"# Şubat\n\n{TR}\n", Expect("added", text="Boğaz"),
-        source="names/\\[cp1254]Şubat raporu.md")
+    put(
+        b"names/\xdeubat raporu.md",
+        f"# Şubat\n\n{TR}\n",
+        Expect("added", text="Boğaz"),
+        source="names/\\[cp1254]Şubat raporu.md",
+    )
     put(b"names/rapor\x81\x8d.txt", EN, Expect("added"), source="names/rapor\\x81\\x8D.txt")
     put(b"names/two\nlines.md", f"# Two\n\n{EN}\n", Expect("added"), source="names/two\\x0Alines.md")
     put("names/back\\slash.txt", EN, Expect("added"), source="names/back\\\\slash.txt")
 
     # Markdown
-    words = " ".join(rng.choice(["kelime", "satır", "uzun", "metin", "dosya", "İstanbul", "Ankara"])
-                     for _ in range(800_000))
+    words = " ".join(
+        rng.choice(["kelime", "satır", "uzun", "metin", "dosya", "İstanbul", "Ankara"]) for _ in range(800_000)
+    )
     put("md/five-mb-line.md", (words[: 5 * 1024 * 1024]).rsplit(" ", 1)[0] + "\n", Expect("added", text="Ankara"))
     put("md/yaml-bomb.md", YAML_BOMB, Expect("partial", says="front matter", text="Boğaz"))
-    put("md/nul-bytes.md", "# NUL\n\nİstan\x00bul " + TR + "\n",
-        Expect("partial", says="NUL", text="İstanbul İstanbul,"))
-    put("md/zero-width.md", "\u200b\u200c\u200d\ufeff\u2060\u200b\n\u200b  \u00a0\n" * 50,
-        Expect("failed", says="no text"))
+    put(
+        "md/nul-bytes.md",
+        "# NUL\n\nİstan\x00bul " + TR + "\n",
+        Expect("partial", says="NUL", text="İstanbul İstanbul,"),
+    )
+    put(
+        "md/zero-width.md",
+        "\u200b\u200c\u200d\ufeff\u2060\u200b\n\u200b  \u00a0\n" * 50,
+        Expect("failed", says="no text"),
+    )
     put("md/empty.md", b"", Expect("failed", says="empty"))
 
     # text encodings
@@ -198,10 +222,16 @@ def build(root: Path) -> dict[str, Expect]:
     put("txt/cp1254.txt", TR.encode("cp1254"), Expect("added", text="yarımadası"))
     put("txt/utf8-bom.txt", b"\xef\xbb\xbf" + TR.encode(), Expect("added", text="yarımadası"))
     put("txt/utf16-bom.txt", TR.encode("utf-16"), Expect("added", text="yarımadası"))
-    put("txt/utf8-controls.txt", TR.replace("ünlüdür", "ünlü\x01dür").replace("Boğaz", "Bo\x07ğaz").encode(),
-        Expect("partial", says="control character", text="Boğaz"))
-    put("txt/utf8-stray-byte.txt", TR.encode().replace("Boğaz".encode(), b"Bo\x85\xc4\x9faz"),
-        Expect("partial", says="not valid UTF-8", text="yarımadası"))
+    put(
+        "txt/utf8-controls.txt",
+        TR.replace("ünlüdür", "ünlü\x01dür").replace("Boğaz", "Bo\x07ğaz").encode(),
+        Expect("partial", says="control character", text="Boğaz"),
+    )
+    put(
+        "txt/utf8-stray-byte.txt",
+        TR.encode().replace("Boğaz".encode(), b"Bo\x85\xc4\x9faz"),
+        Expect("partial", says="not valid UTF-8", text="yarımadası"),
+    )
     cut = TR.encode()
     cut = cut[: cut.rindex("ı".encode()) + 1]  # ends inside the two bytes of the last "ı"
     put("txt/truncated-utf8.txt", cut, Expect("partial", says="not valid UTF-8", text="şehridir"))
@@ -210,26 +240,41 @@ def build(root: Path) -> dict[str, Expect]:
 
     # HTML
     put("html/garbage.html", rng.randbytes(64 * 1024), Expect("failed", says="not text"))
-    put("html/billion-laughs.html", LAUGHS.replace("lolz", "html") + f"<html><body><p>{EN} &lol9;</p></body></html>",
-        Expect("added", text="Bridges"))
+    put(
+        "html/billion-laughs.html",
+        LAUGHS.replace("lolz", "html") + f"<html><body><p>{EN} &lol9;</p></body></html>",
+        Expect("added", text="Bridges"),
+    )
     put("html/deep.html", "<div>" * 100_000 + EN + "</div>" * 100_000, Expect("partial", says="nested", text="river"))
     html = f"<html><body><h1>Başlık</h1><p>{TR}</p><p>{EN}</p></body></html>".encode()
     put("html/truncated.html", html[: len(html) // 2], Expect("added", text="İstanbul"))
     put("html/empty.html", b"", Expect("failed", says="empty"))
 
     # PDF
-    put("pdf/two-thousand-pages.pdf", make_pdf([[f"Line {n} of the yearly report"] for n in range(1, 2001)]),
-        Expect("added", text="Line 1234 of the yearly report"))
+    put(
+        "pdf/two-thousand-pages.pdf",
+        make_pdf([[f"Line {n} of the yearly report"] for n in range(1, 2001)]),
+        Expect("added", text="Line 1234 of the yearly report"),
+    )
     put("pdf/png-named.pdf", png_bytes(), Expect("failed", says="not a PDF"))
     put("pdf/empty.pdf", b"", Expect("failed", says="empty"))
     valid = make_pdf([[EN[:70]], [TR[:70]], ["Third page."]])
     put("pdf/truncated.pdf", valid[: len(valid) // 2], Expect("failed", says="PDF"))
-    put("pdf/user-password.pdf", make_pdf([["Gizli belge metni."]], user_password="parola", owner_password="sahip"),
-        Expect("failed", says="password"))
-    put("pdf/owner-password-only.pdf", make_pdf([["Yalnızca izinleri kısıtlı bir belge."]], owner_password="sahip"),
-        Expect("added", text="izinleri"))
-    put("pdf/damaged-page.pdf", make_pdf([["Page one is fine."], ["Page two is damaged."], ["Page three is fine."]],
-                                         bad_pages=(1,)), Expect("partial", says="page 2", text="Page three"))
+    put(
+        "pdf/user-password.pdf",
+        make_pdf([["Gizli belge metni."]], user_password="parola", owner_password="sahip"),
+        Expect("failed", says="password"),
+    )
+    put(
+        "pdf/owner-password-only.pdf",
+        make_pdf([["Yalnızca izinleri kısıtlı bir belge."]], owner_password="sahip"),
+        Expect("added", text="izinleri"),
+    )
+    put(
+        "pdf/damaged-page.pdf",
+        make_pdf([["Page one is fine."], ["Page two is damaged."], ["Page three is fine."]], bad_pages=(1,)),
+        Expect("partial", says="page 2", text="Page three"),
+    )
 
     # DOCX
     put("docx/zip-bomb.docx", zip_bomb_docx(), Expect("failed", says="zip bomb"))

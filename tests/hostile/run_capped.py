@@ -30,8 +30,10 @@ def main() -> int:
     finally:
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         with open(stats_path, "w") as f:
-            json.dump({"exit": code, "peak_rss_mb": round(peak_kb / 1024, 1),
-                       "seconds": round(time.perf_counter() - t0, 2)}, f)
+            json.dump(
+                {"exit": code, "peak_rss_mb": round(peak_kb / 1024, 1), "seconds": round(time.perf_counter() - t0, 2)},
+                f,
+            )
     return code
 
 

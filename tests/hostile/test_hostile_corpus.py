@@ -28,7 +28,10 @@ RSS_LIMIT_MB = 1024
 def run_capped(args: list[str], env: dict[str, str], stats: Path) -> tuple[int, dict, dict]:
     proc = subprocess.run(
         [sys.executable, str(HERE / "run_capped.py"), str(CAP_MB), str(stats), *args],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.stdout.strip(), proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout), json.loads(stats.read_text())
@@ -82,9 +85,7 @@ def remembered(store: Store, collection: str) -> set[str]:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX symbolic links and named pipes")
-def test_hostile_corpus_under_a_memory_cap(
-    tmp_path: Path, env: dict[str, str], store: Store, unique_name: str
-) -> None:
+def test_hostile_corpus_under_a_memory_cap(tmp_path: Path, env: dict[str, str], store: Store, unique_name: str) -> None:
     root = tmp_path / "root"
     expected = build(root)
     proc_env = dict(os.environ, KAYNAK_PARSE_MEMORY_MB="1024", KAYNAK_PARSE_TIMEOUT_S="120", KAYNAK_PARSE_WORKERS="2")
@@ -124,4 +125,3 @@ def test_hostile_corpus_under_a_memory_cap(
     assert {w["source"] for w in report2["warnings"]} >= set(report2["partial"])
     assert stored(store, unique_name) == rows
     assert report2["seconds"] < max(5.0, report["seconds"] / 3)
-

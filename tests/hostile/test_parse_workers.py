@@ -77,8 +77,13 @@ def test_library_chatter_becomes_the_files_warnings(pool: ParsePool, note: Path,
     result = pool.parse(task(note, "hostile.faults:chatter"))
     assert isinstance(result, Parsed)
     joined = " | ".join(result.warnings)
-    for piece in ("loose print on stdout", "loose print on stderr", "C library writes to fd 2",
-                  "EOF marker not found", "a library warning"):
+    for piece in (
+        "loose print on stdout",
+        "loose print on stderr",
+        "C library writes to fd 2",
+        "EOF marker not found",
+        "a library warning",
+    ):
         assert piece in joined
     out, err = capfd.readouterr()
     assert "EOF marker" not in out + err and "loose print" not in out + err

@@ -28,7 +28,9 @@ def create_app(context: Context | None = None) -> FastAPI:
     settings = ctx.settings
     mcp = build_mcp(lambda: ctx.search)
     mcp_starlette = mcp.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, host=settings.host,
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        host=settings.host,
         transport_security=mcp_transport_security(settings),
     )
 

@@ -105,7 +105,8 @@ class ReadAuth:
             try:
                 check_read(self.context, headers)
             except AuthError:
-                await send_problem(send, 401, "not authorised", "send Authorization: Bearer <KAYNAK_READ_TOKEN>",
-                                   scope.get("path"))
+                await send_problem(
+                    send, 401, "not authorised", "send Authorization: Bearer <KAYNAK_READ_TOKEN>", scope.get("path")
+                )
                 return
         await self.app(scope, receive, send)

@@ -55,8 +55,7 @@ def mcp_transport_security(settings: Settings) -> Any:
     names = [*LOOPBACK_HOSTS, *extra_hosts(settings)]
     hosts = [h for n in names for h in (n, f"{n}:*")]
     origins = [o for n in names for scheme in ("http", "https") for o in (f"{scheme}://{n}", f"{scheme}://{n}:*")]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _host_name(host: str) -> str:
@@ -88,8 +87,7 @@ def too_large(limit_bytes: int, multipart: bool) -> RequestTooLarge:
             "or raise KAYNAK_MAX_UPLOAD_MB"
         )
     return RequestTooLarge(
-        f"the request body is larger than the limit of {limit_bytes // 1024} KB; send less, or raise "
-        "KAYNAK_MAX_BODY_KB"
+        f"the request body is larger than the limit of {limit_bytes // 1024} KB; send less, or raise KAYNAK_MAX_BODY_KB"
     )
 
 

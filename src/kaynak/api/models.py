@@ -43,7 +43,10 @@ class SearchRequest(NoNul):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     q: str = Field(
-        ..., min_length=1, max_length=MAX_QUERY_CHARS, validation_alias=AliasChoices("q", "query"),
+        ...,
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        validation_alias=AliasChoices("q", "query"),
         description="The question or keywords.",
     )
     collections: list[str] | str | None = Field(

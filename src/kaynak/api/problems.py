@@ -27,7 +27,11 @@ PROBLEM = "application/problem+json"
 
 
 def problem(
-    status: int, title: str, detail: str, instance: str | None = None, headers: dict[str, str] | None = None,
+    status: int,
+    title: str,
+    detail: str,
+    instance: str | None = None,
+    headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> JSONResponse:
     """A problem+json response; 401 answers carry ``WWW-Authenticate``."""
@@ -98,14 +102,27 @@ class Problem(BaseModel):
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for the problems a route can answer (problem+json)."""
     why = {
-        400: "Invalid request (a parameter or name breaks a rule)", 401: "Token missing", 403: "Token wrong, "
-        "or writes are off", 404: "Not found", 405: "Method not allowed (see Allow)", 408: "Body sent too slowly",
-        409: "Conflict", 413: "Body over its limit", 421: "Host not allowed", 422: "Invalid request or files",
-        500: "Unexpected error (a bug; see the server log)", 503: "Database unavailable (see Retry-After)",
+        400: "Invalid request (a parameter or name breaks a rule)",
+        401: "Token missing",
+        403: "Token wrong, or writes are off",
+        404: "Not found",
+        405: "Method not allowed (see Allow)",
+        408: "Body sent too slowly",
+        409: "Conflict",
+        413: "Body over its limit",
+        421: "Host not allowed",
+        422: "Invalid request or files",
+        500: "Unexpected error (a bug; see the server log)",
+        503: "Database unavailable (see Retry-After)",
     }
-    return {status: {"description": why.get(status, "Problem"), "model": Problem,
-                     "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-            for status in statuses}
+    return {
+        status: {
+            "description": why.get(status, "Problem"),
+            "model": Problem,
+            "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for status in statuses
+    }
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -137,14 +154,14 @@ def install_handlers(app: FastAPI) -> None:
         if err.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))
             detail = f"{request.method} is not allowed here; use {headers['Allow']}"
-        return problem(err.status_code, titles.get(err.status_code, "error"), detail, request.url.path,
-                       headers=headers or None)
+        return problem(
+            err.status_code, titles.get(err.status_code, "error"), detail, request.url.path, headers=headers or None
+        )
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, err: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return problem(500, "internal error", f"unexpected {type(err).__name__}; see the server log",
-                       request.url.path)
+        return problem(500, "internal error", f"unexpected {type(err).__name__}; see the server log", request.url.path)
 
 
 __all__ = ["PROBLEM", "RequestTooLarge", "error_response", "install_handlers", "problem", "send_problem"]

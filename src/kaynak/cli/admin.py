@@ -38,8 +38,13 @@ def doctor(json_out: JsonOpt = False) -> None:
         report.update({k: v for k, v in database.items() if k not in ("ok", "replicas")})
         try:
             report["collections"] = [
-                {"name": c.name, "language": c.language, "embedder": c.embedder, "documents": c.document_count,
-                 "chunks": c.chunk_count}
+                {
+                    "name": c.name,
+                    "language": c.language,
+                    "embedder": c.embedder,
+                    "documents": c.document_count,
+                    "chunks": c.chunk_count,
+                }
                 for c in ctx.search.list_collections()
             ]
         except KaynakError as err:
@@ -72,16 +77,20 @@ def doctor(json_out: JsonOpt = False) -> None:
         table.add_row("collections", str(len(report.get("collections", []))))
         console.print(table)
         for c in report.get("collections", []):
-            console.print(f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, "
-                          f"{c['embedder']})", highlight=False)
+            console.print(
+                f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, {c['embedder']})",
+                highlight=False,
+            )
         for r in report.get("replicas", []):
             state = "ok" if r.get("ok") else f"down: {r.get('error')}"
-            console.print(f"  replica {r['name']}: {state}; lag {r.get('lag_bytes', '?')} bytes, "
-                          f"{r.get('lag_seconds', '?')} s; schema {r.get('schema_version', '?')}", highlight=False)
+            console.print(
+                f"  replica {r['name']}: {state}; lag {r.get('lag_bytes', '?')} bytes, "
+                f"{r.get('lag_seconds', '?')} s; schema {r.get('schema_version', '?')}",
+                highlight=False,
+            )
         if "last_backup" in report:
             b = report["last_backup"]
-            console.print(f"  last backup: {b['at']} → {b['file']}" if b else "  last backup: never",
-                          highlight=False)
+            console.print(f"  last backup: {b['at']} → {b['file']}" if b else "  last backup: never", highlight=False)
         if report["ocr"].get("problem"):
             err_console.print(f"[yellow]note:[/] {report['ocr']['problem']}", highlight=False)
         for w in report.get("warnings", []):
@@ -101,11 +110,13 @@ def _doctor_replication(ctx: Context, replicas: list[dict], report: dict) -> Non
     for r in replicas:
         if not r.get("ok"):
             report.setdefault("warnings", []).append(
-                f"read replica {r['name']} does not answer ({r.get('error')}); reads go to the primary")
+                f"read replica {r['name']} does not answer ({r.get('error')}); reads go to the primary"
+            )
         elif r.get("schema_behind"):
             report.setdefault("warnings", []).append(
                 f"read replica {r['name']} is behind on schema (version {r.get('schema_version')}); "
-                "it takes no reads until it has replayed the primary's migrations")
+                "it takes no reads until it has replayed the primary's migrations"
+            )
 
 
 def _doctor_backup(ctx: Context, report: dict) -> None:
@@ -115,14 +126,17 @@ def _doctor_backup(ctx: Context, report: dict) -> None:
     from kaynak.backup import last_backup
     from kaynak.store.server import data_major, embedded_major
 
-    report["embedded_major"] = {"data_folder": data_major(ctx.settings.data_dir / "postgres"),
-                                "installed": embedded_major()}
+    report["embedded_major"] = {
+        "data_folder": data_major(ctx.settings.data_dir / "postgres"),
+        "installed": embedded_major(),
+    }
     last = last_backup(ctx.settings.data_dir)
     report["last_backup"] = last
     if last is None and any(c["documents"] for c in report.get("collections", [])):
         report.setdefault("warnings", []).append(
             f"the embedded database in {ctx.settings.data_dir / 'postgres'} has never been backed up: "
-            "run kaynak backup FILE (and keep FILE on another disk)")
+            "run kaynak backup FILE (and keep FILE on another disk)"
+        )
 
 
 @app.command()
@@ -137,8 +151,14 @@ def models(json_out: JsonOpt = False) -> None:
         return
     table = Table("name", "kind", "installed", "dim", "weights", "notes")
     for r in rows:
-        table.add_row(str(r.get("name")), str(r.get("kind")), "yes" if r.get("installed") else "no",
-                      str(r.get("dim") or ""), str(r.get("path") or ""), str(r.get("notes") or ""))
+        table.add_row(
+            str(r.get("name")),
+            str(r.get("kind")),
+            "yes" if r.get("installed") else "no",
+            str(r.get("dim") or ""),
+            str(r.get("path") or ""),
+            str(r.get("notes") or ""),
+        )
     console.print(table)
 
 
@@ -206,8 +226,14 @@ def documents_list(
     table = Table("source", "title", "pages", "chunks", "ingested", "warnings")
     for d in docs:
         notes = "; ".join(d.warnings[:3]) + (f" (+{len(d.warnings) - 3} more)" if len(d.warnings) > 3 else "")
-        table.add_row(escape(d.source), escape(d.title), str(d.page_count), str(d.chunk_count),
-                      str(d.ingested_at or "")[:19], escape(notes))
+        table.add_row(
+            escape(d.source),
+            escape(d.title),
+            str(d.page_count),
+            str(d.chunk_count),
+            str(d.ingested_at or "")[:19],
+            escape(notes),
+        )
     console.print(table)
 
 
@@ -270,9 +296,12 @@ def backup_cmd(
         print_json(result)
         return
     t = result["tables"]
-    console.print(f"backed up {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
-                  f"{t.get('chunks', 0)} chunks to {result['file']} ({result['bytes'] / 1e6:.1f} MB, "
-                  f"{result['seconds']} s)", highlight=False)
+    console.print(
+        f"backed up {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
+        f"{t.get('chunks', 0)} chunks to {result['file']} ({result['bytes'] / 1e6:.1f} MB, "
+        f"{result['seconds']} s)",
+        highlight=False,
+    )
 
 
 @app.command("restore")
@@ -302,6 +331,9 @@ def restore_cmd(
         print_json(result)
         return
     t = result["tables"]
-    console.print(f"restored {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
-                  f"{t.get('chunks', 0)} chunks from {result['file']} ({result['seconds']} s; "
-                  f"schema version {result['schema_version']})", highlight=False)
+    console.print(
+        f"restored {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
+        f"{t.get('chunks', 0)} chunks from {result['file']} ({result['seconds']} s; "
+        f"schema version {result['schema_version']})",
+        highlight=False,
+    )

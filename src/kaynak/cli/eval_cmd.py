@@ -35,7 +35,7 @@ eval_app = typer.Typer(
         "Measure search quality and speed on a BEIR folder or on questions about your own documents.\n\n"
         "  kaynak eval ../data/retrieval/xquad/tr --embedder e5-small --out reports/xquad-tr\n\n"
         "  kaynak eval ../data/retrieval/xquad/en --queries ../data/retrieval/xquad/tr   (Turkish → English)\n\n"
-        "  kaynak eval questions.jsonl -c notes   (lines: {\"question\", \"source\", \"page\"})\n\n"
+        '  kaynak eval questions.jsonl -c notes   (lines: {"question", "source", "page"})\n\n'
         "  kaynak eval compare reports/before reports/after"
     ),
     no_args_is_help=True,
@@ -133,13 +133,25 @@ def eval_run(
                 if max_queries is not None:
                     qs = qs[:max_queries]
                 report = evaluate_questions(
-                    ctx, qs, collection, modes=modes, k=k, dataset_path=str(dataset), cache_queries=query_cache,
+                    ctx,
+                    qs,
+                    collection,
+                    modes=modes,
+                    k=k,
+                    dataset_path=str(dataset),
+                    cache_queries=query_cache,
                     progress=progress,
                 )
             else:
                 ds = pool(load_beir(dataset, queries_dir=queries, split=split), max_docs, max_queries, seed)
                 report = evaluate_beir(
-                    ctx, ds, modes=modes, k=k, language=language, rebuild=rebuild, cache_queries=query_cache,
+                    ctx,
+                    ds,
+                    modes=modes,
+                    k=k,
+                    language=language,
+                    rebuild=rebuild,
+                    cache_queries=query_cache,
                     progress=progress,
                 )
             paths = write_report(report, out or _default_out(str(report["dataset"].get("key") or dataset.name)))
@@ -155,8 +167,9 @@ def eval_run(
 def eval_compare(
     a: Annotated[Path, typer.Argument(metavar="A", help="The earlier report folder (or its report.json).")],
     b: Annotated[Path, typer.Argument(metavar="B", help="The later report folder (or its report.json).")],
-    tolerance: Annotated[float, typer.Option(help="A drop larger than this in a quality metric is a regression.")]
-    = 0.005,
+    tolerance: Annotated[
+        float, typer.Option(help="A drop larger than this in a quality metric is a regression.")
+    ] = 0.005,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when there is a regression.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table (for docs).")] = False,
@@ -179,8 +192,15 @@ def eval_compare(
         diffs = [d for d in diffs if any(w in d.metric for w in words)]
     regressions = [d for d in diffs if d.regression]
     if json_out:
-        print_json({"a": str(a), "b": str(b), "warnings": warnings, "differences": [d.to_dict() for d in diffs],
-                    "regressions": len(regressions)})
+        print_json(
+            {
+                "a": str(a),
+                "b": str(b),
+                "warnings": warnings,
+                "differences": [d.to_dict() for d in diffs],
+                "regressions": len(regressions),
+            }
+        )
     elif markdown:
         for w in warnings:
             err_console.print(f"[yellow]warning:[/] {w}", highlight=False)

@@ -167,8 +167,14 @@ def ingest(
     try:
         with _graceful_sigint(stop, quiet=json_out):
             kwargs: dict[str, Any] = dict(
-                language=language, embedder=embedder, include=include, exclude=exclude, prune=prune, stop=stop,
-                shard=shard_spec, remember=True,  # remembered for kaynak sync / kaynak watch
+                language=language,
+                embedder=embedder,
+                include=include,
+                exclude=exclude,
+                prune=prune,
+                stop=stop,
+                shard=shard_spec,
+                remember=True,  # remembered for kaynak sync / kaynak watch
             )
             if show_bar:
                 with _ProgressBar() as bar:
@@ -230,7 +236,8 @@ def _exit_for(
         err_console.print(
             f"[bold red]{crash}[/] — this is a bug in kaynak, please report it with the text above; the documents "
             "listed as done are stored whole, run the command again to continue",
-            highlight=False, soft_wrap=True,
+            highlight=False,
+            soft_wrap=True,
         )
         sys.stdout.flush()
         raise typer.Exit(EXIT_INTERNAL)
@@ -241,7 +248,7 @@ def _exit_for(
         err_console.print("interrupted: stopped before every file was done; run the same command again to finish")
         sys.stdout.flush()
         raise typer.Exit(130)
-    raise typer.Exit(0 if report.ok and (waited is None or waited['ok']) else 1)
+    raise typer.Exit(0 if report.ok and (waited is None or waited["ok"]) else 1)
 
 
 def _print_report(report: IngestReport) -> None:

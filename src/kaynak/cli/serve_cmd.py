@@ -44,8 +44,9 @@ def serve(
             highlight=False,
         )
     if not s.api_token:
-        err_console.print("write endpoints are off (set KAYNAK_API_TOKEN to enable uploads and deletes)",
-                          highlight=False)
+        err_console.print(
+            "write endpoints are off (set KAYNAK_API_TOKEN to enable uploads and deletes)", highlight=False
+        )
     err_console.print(f"kaynak on http://{s.host}:{s.port}  page /  REST /v1  docs /docs  MCP /mcp", highlight=False)
     from kaynak.api import serve as run_server
 

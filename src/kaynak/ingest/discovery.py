@@ -85,8 +85,12 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
-_KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device"}
+_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 
 
 def _special(path: Path) -> str | None:
@@ -132,8 +136,11 @@ class _Walk:
                 return
             found.seen.add(source)
             found.failed.append(
-                {"source": source, "error": f"{display_path(path)}: same source name as "
-                 f"{display_path(self.owners[source])}; ingest them separately or into different collections"}
+                {
+                    "source": source,
+                    "error": f"{display_path(path)}: same source name as "
+                    f"{display_path(self.owners[source])}; ingest them separately or into different collections",
+                }
             )
             return
         self.owners[source] = path

@@ -65,7 +65,6 @@ def embedding_text(title: str, section: str | None, text: str) -> str:
     return f"{header}\n{text}" if header else text
 
 
-
 # ---------------------------------------------------------------------------------------------- pipeline items
 @dataclass
 class _Prepared:
@@ -204,8 +203,9 @@ class Run:
         self.errors: list[BaseException] = []
         s = settings
         self.batch = s.embed_batch
-        self.report = IngestReport(collection=name, embedder=emb.name, language=collection.language if collection
-                                   else None)
+        self.report = IngestReport(
+            collection=name, embedder=emb.name, language=collection.language if collection else None
+        )
         self.files_total = files_total
         self.files_done = 0
         self.chunks_embedded = 0
@@ -227,8 +227,14 @@ class Run:
     def emit(self, kind: EventKind, **kw: Any) -> None:
         if self.progress is None:
             return
-        ev = IngestEvent(kind, files_total=self.files_total, files_done=self.files_done,
-                         chunks_embedded=self.chunks_embedded, chunks_written=self.chunks_written, **kw)
+        ev = IngestEvent(
+            kind,
+            files_total=self.files_total,
+            files_done=self.files_done,
+            chunks_embedded=self.chunks_embedded,
+            chunks_written=self.chunks_written,
+            **kw,
+        )
         try:
             self.progress(ev)
         except Exception:  # a broken progress display must not break the ingest
@@ -293,9 +299,7 @@ class Run:
             self._budget.notify_all()
 
     # ----------------------------------------------------------------- stage 1: read, load, chunk
-    def produce(
-        self, items: Iterable[Any], prepare: Callable[[Any], _Result | _Pending], window: int = 1
-    ) -> None:
+    def produce(self, items: Iterable[Any], prepare: Callable[[Any], _Result | _Pending], window: int = 1) -> None:
         """Prepare every item; ``prepare`` may hand a file to the parse workers (a _Pending), and up to ``window``
         of those (and no more than IN_FLIGHT_BYTES of files, unless it is one) are in flight at once, their results
         taken as they complete."""
@@ -484,9 +488,9 @@ class Run:
     def _create_collection(self, sample: list[_Prepared]) -> None:
         language = self.language
         if language is None:
-            language = detect_collection_language(
-                "\n".join(p.text for p in d.pages)[:20_000] for d in sample
-            ) or "simple"
+            language = (
+                detect_collection_language("\n".join(p.text for p in d.pages)[:20_000] for d in sample) or "simple"
+            )
         col = self.store.ensure_collection(self.name, language, self.emb.name, self.emb.dim)
         check_collection(col, self.explicit_language, self.emb)
         self.collection = col
@@ -506,10 +510,20 @@ class Run:
         self.current = d.source
         try:
             doc_id = self.store.replace_document(
-                self.collection, d.source, d.sha256, d.title, d.metadata, d.pages, d.with_chunk_texts(), d.vectors,
+                self.collection,
+                d.source,
+                d.sha256,
+                d.title,
+                d.metadata,
+                d.pages,
+                d.with_chunk_texts(),
+                d.vectors,
                 # a file OCR has read replaces its stored version even with the same bytes: it was re-read because
                 # its scans were not OCR'd before (ocr_now_possible)
-                skip_if_unchanged="ocr" not in d.metadata, warnings=d.warnings, origin=d.origin, file_stat=d.file_stat,
+                skip_if_unchanged="ocr" not in d.metadata,
+                warnings=d.warnings,
+                origin=d.origin,
+                file_stat=d.file_stat,
             )
         except DocumentRejected as err:  # e.g. text PostgreSQL cannot hold; this document only
             self.fail(_Fail(d.source, str(err), d.warnings, d.sha256))
@@ -610,7 +624,14 @@ def prepare_file(
             return _Fail(job.source, answer.reason, answer.warnings, None if answer.transient else sha)
         title = bounded_title(answer.title) or bounded_title(Path(job.source).stem) or job.source[:MAX_TITLE]
         return _Prepared(
-            job.source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, answer.warnings, origin,
+            job.source,
+            answer.sha256,
+            title,
+            answer.metadata,
+            answer.pages,
+            answer.chunks,
+            answer.warnings,
+            origin,
             (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
         )
 

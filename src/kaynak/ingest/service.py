@@ -81,8 +81,10 @@ class IngestService:
         s = self.settings
         from kaynak.loaders.ocr import ocr_fingerprint  # a scan refused without Tesseract is retried once it is there
 
-        return f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; " \
+        return (
+            f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; "
             f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}"
+        )
 
     def close(self) -> None:
         """Stop the parse workers (a later ingest starts new ones)."""
@@ -177,8 +179,11 @@ class IngestService:
             run.run(found.jobs, prepare, window=2 * pool.workers)
             report = run.report
             if prune and run.collection is not None and not report.interrupted:
-                gone = [s for s in sorted(self.store.document_hashes(run.collection))
-                        if s not in found.seen and path_filter(s)]
+                gone = [
+                    s
+                    for s in sorted(self.store.document_hashes(run.collection))
+                    if s not in found.seen and path_filter(s)
+                ]
                 for source in gone:
                     if self.store.delete_document(run.collection, source):
                         report.removed.append(source)

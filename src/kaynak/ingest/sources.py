@@ -20,7 +20,13 @@ import re
 import unicodedata
 
 __all__ = [
-    "CP1254_MARK", "decode_source", "display_path", "encode_name", "encode_source", "name_bytes", "printable_text",
+    "CP1254_MARK",
+    "decode_source",
+    "display_path",
+    "encode_name",
+    "encode_source",
+    "name_bytes",
+    "printable_text",
 ]
 
 CP1254_MARK = "\\[cp1254]"

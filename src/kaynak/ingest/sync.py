@@ -80,8 +80,14 @@ def remember_roots(
 
 
 def _counts(report: IngestReport, moved: int = 0) -> dict[str, int]:
-    return {"added": len(report.added), "updated": len(report.updated), "moved": moved,
-            "removed": len(report.removed), "failed": len(report.failed), "partial": len(report.partial)}
+    return {
+        "added": len(report.added),
+        "updated": len(report.updated),
+        "moved": moved,
+        "removed": len(report.removed),
+        "failed": len(report.failed),
+        "partial": len(report.partial),
+    }
 
 
 @dataclass
@@ -116,12 +122,20 @@ class SyncReport:
 
     def summary(self) -> str:
         r = self.ingest or IngestReport(self.collection)
-        parts = [f"{len(r.added)} added", f"{len(r.updated)} updated", f"{len(self.moved)} moved",
-                 f"{len(self.removed)} removed", f"{self.unchanged + len(r.unchanged)} unchanged",
-                 f"{len(r.partial)} partial", f"{len(r.failed)} failed"]
+        parts = [
+            f"{len(r.added)} added",
+            f"{len(r.updated)} updated",
+            f"{len(self.moved)} moved",
+            f"{len(self.removed)} removed",
+            f"{self.unchanged + len(r.unchanged)} unchanged",
+            f"{len(r.partial)} partial",
+            f"{len(r.failed)} failed",
+        ]
         held = f", {len(self.held)} still changing" if self.held else ""
-        return (f"{self.collection}: {', '.join(parts)}{held}; {self.hashed} files read to compare, "
-                f"{r.embedded} chunks embedded in {self.seconds:.1f} s")
+        return (
+            f"{self.collection}: {', '.join(parts)}{held}; {self.hashed} files read to compare, "
+            f"{r.embedded} chunks embedded in {self.seconds:.1f} s"
+        )
 
 
 @dataclass
@@ -233,7 +247,7 @@ def _discover_scope(root: _Root, scope: Sequence[str]) -> Discovery:
             continue
         if not path.startswith(base):
             continue
-        rel = path[len(base):]
+        rel = path[len(base) :]
         if any(part.startswith(".") for part in rel.split("/")):
             continue  # hidden, as in a full walk
         if os.path.isdir(path) and not os.path.islink(path):
@@ -245,8 +259,12 @@ def _discover_scope(root: _Root, scope: Sequence[str]) -> Discovery:
             found.seen.add(source)
             real = os.path.realpath(path)
             if os.path.islink(path) and not (os.path.exists(real) and real.startswith(base)):
-                found.skipped.append({"source": source, "reason": "symbolic link that leads nowhere or out of the "
-                                      "ingest root; not followed"})
+                found.skipped.append(
+                    {
+                        "source": source,
+                        "reason": "symbolic link that leads nowhere or out of the ingest root; not followed",
+                    }
+                )
             elif not os.path.isfile(path):
                 found.skipped.append({"source": source, "reason": "not a regular file; left out"})
             else:
@@ -385,11 +403,23 @@ def _remove_gone(store: Store, col: Collection, p: Plan, report: SyncReport) -> 
 def _forget_gone_failures(store: Store, col: Collection, p: Plan, n_sources: int, scope: Sequence[str] | None) -> None:
     """Forget the remembered failures of files no longer there (all roots walked, or within the watcher's scope)."""
     if scope is None and len(p.available) == n_sources:
-        store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
-                                    and f not in p.jobs and any(r.filter(f) for r in p.available)])
+        store.forget_failures(
+            col,
+            [
+                f
+                for f in store.ingest_failures(col)
+                if f not in p.found.seen and f not in p.jobs and any(r.filter(f) for r in p.available)
+            ],
+        )
     elif scope is not None:
-        store.forget_failures(col, [f for f in store.ingest_failures(col) if f not in p.found.seen
-                                    and f not in p.jobs and _gone_in_scope(f, p.available, scope)])
+        store.forget_failures(
+            col,
+            [
+                f
+                for f in store.ingest_failures(col)
+                if f not in p.found.seen and f not in p.jobs and _gone_in_scope(f, p.available, scope)
+            ],
+        )
 
 
 def _sync_locked(
@@ -412,8 +442,12 @@ def _sync_locked(
     if to_ingest or p.found.failed:
         found = Discovery(jobs=to_ingest, failed=list(p.found.failed), seen={j.source for j in to_ingest})
         report.ingest = service.ingest(
-            [r.path for r in p.available] or [sources[0]["root"]], col.name, discovered=found, locked=True,
-            stop=stop, progress=progress,
+            [r.path for r in p.available] or [sources[0]["root"]],
+            col.name,
+            discovered=found,
+            locked=True,
+            stop=stop,
+            progress=progress,
         )
         report.ingest.removed = list(report.removed)
         report.interrupted = report.interrupted or report.ingest.interrupted
@@ -424,9 +458,7 @@ def _sync_locked(
         store.mark_synced(col, ok_roots, summary)
 
 
-def sync_all(
-    service: IngestService, names: Sequence[str] | None = None, **kw: Any
-) -> list[SyncReport]:
+def sync_all(service: IngestService, names: Sequence[str] | None = None, **kw: Any) -> list[SyncReport]:
     """Sync the named collections, or every collection with remembered roots."""
     store = service.store
     if not names:
@@ -459,19 +491,28 @@ def collection_status(store: Store, name: str, *, scan: bool = True) -> dict[str
         "collection": col.name,
         "documents": col.document_count,
         "roots": [
-            {"root": r["root"], "include": r["include"], "exclude": r["exclude"], "status": r.get("status"),
-             "last_sync_at": _iso(r["last_sync_at"]), "last_sync": r["last_sync"]}
+            {
+                "root": r["root"],
+                "include": r["include"],
+                "exclude": r["exclude"],
+                "status": r.get("status"),
+                "last_sync_at": _iso(r["last_sync_at"]),
+                "last_sync": r["last_sync"],
+            }
             for r in roots
         ],
         "last_sync_at": _iso(min(last)) if last and len(last) == len(sources) else None,
         "files_pending": pending,
         "pending": pending_sources[:100],
         "files_failing": len(failing),
-        "failing": [{"source": f["source"], "reason": f["reason"], "failed_at": _iso(f["failed_at"])}
-                    for f in failing[:100]],
+        "failing": [
+            {"source": f["source"], "reason": f["reason"], "failed_at": _iso(f["failed_at"])} for f in failing[:100]
+        ],
         "watching": bool(state["watchers"]),
-        "watchers": [{**w, "started_at": _iso(w["started_at"]), "heartbeat_at": _iso(w["heartbeat_at"])}
-                     for w in state["watchers"]],
+        "watchers": [
+            {**w, "started_at": _iso(w["started_at"]), "heartbeat_at": _iso(w["heartbeat_at"])}
+            for w in state["watchers"]
+        ],
     }
 
 
@@ -479,5 +520,14 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-__all__ = ["HEARTBEAT_S", "Plan", "SyncReport", "collection_status", "plan", "remember_roots", "root_of", "sync",
-           "sync_all"]
+__all__ = [
+    "HEARTBEAT_S",
+    "Plan",
+    "SyncReport",
+    "collection_status",
+    "plan",
+    "remember_roots",
+    "root_of",
+    "sync",
+    "sync_all",
+]

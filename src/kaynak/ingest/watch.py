@@ -49,8 +49,27 @@ SCOPE_LIMIT = 1000
 FULL_SYNC_S = 3600.0
 
 #: File systems whose events do not reach this machine (changes made elsewhere): watched by polling.
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "sshfs", "9p", "afs", "ceph",
-                        "glusterfs", "fuse.rclone", "davfs", "fuse.davfs2", "virtiofs", "vboxsf", "fuse.s3fs"})
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "fuse.sshfs",
+        "sshfs",
+        "9p",
+        "afs",
+        "ceph",
+        "glusterfs",
+        "fuse.rclone",
+        "davfs",
+        "fuse.davfs2",
+        "virtiofs",
+        "vboxsf",
+        "fuse.s3fs",
+    }
+)
 
 
 def network_fs(path: str | Path) -> bool:
@@ -160,8 +179,15 @@ class Watcher:
 
         try:
             for changes in watchfiles.watch(
-                *paths, watch_filter=None, debounce=200, step=200, stop_event=stop, rust_timeout=0,
-                raise_interrupt=False, force_polling=self.polling, poll_delay_ms=self.poll_ms,
+                *paths,
+                watch_filter=None,
+                debounce=200,
+                step=200,
+                stop_event=stop,
+                rust_timeout=0,
+                raise_interrupt=False,
+                force_polling=self.polling,
+                poll_delay_ms=self.poll_ms,
                 ignore_permission_denied=True,
             ):
                 self._events.put(changes)
@@ -322,9 +348,9 @@ class Watcher:
             log.warning("watcher heartbeat failed: %s", err)
 
 
-def start_watcher(service: IngestService, names: Sequence[str] | None = None, **kw: object) -> tuple[
-    threading.Thread, threading.Event, Watcher
-]:
+def start_watcher(
+    service: IngestService, names: Sequence[str] | None = None, **kw: object
+) -> tuple[threading.Thread, threading.Event, Watcher]:
     """Run a Watcher in a background thread (``kaynak serve --watch``); set the event to stop it, then join."""
     stop = threading.Event()
     watcher = Watcher(service, names, **kw)  # type: ignore[arg-type]

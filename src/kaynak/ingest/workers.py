@@ -186,7 +186,8 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
             if chars > MAX_DOCUMENT_CHARS:
                 return ParseFailure(
                     f"{chars:,} characters of text is over the {MAX_DOCUMENT_CHARS:,} one document may hold; "
-                    "split the file", _warnings(found, caught, chatter),
+                    "split the file",
+                    _warnings(found, caught, chatter),
                 )
             # The text of a chunk is a slice of its page: the caller cuts it when needed instead of receiving it twice.
             chunks = [replace(c, text="") for c in chunks]
@@ -328,7 +329,9 @@ class _Slot:
         ctx = _mp_context()
         parent, child = ctx.Pipe(duplex=True)
         proc = ctx.Process(
-            target=_worker_main, args=(child, self.pool.memory_mb * 1024 * 1024), name=f"kaynak-parse-{self.index}",
+            target=_worker_main,
+            args=(child, self.pool.memory_mb * 1024 * 1024),
+            name=f"kaynak-parse-{self.index}",
             daemon=True,
         )
         proc.start()
@@ -395,7 +398,8 @@ class _Slot:
                     self.stop_process(kill=True)
                     return ParseFailure(
                         f"parsing took longer than {pool.timeout_s:g} s and was stopped (limit KAYNAK_PARSE_TIMEOUT_S; "
-                        "raise it to take this file)", transient=True,
+                        "raise it to take this file)",
+                        transient=True,
                     )
                 try:
                     ready = self.conn.poll(min(left, 0.5))

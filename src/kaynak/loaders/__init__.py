@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class LoadOptions:
     """What loaders may need beyond the file's bytes (picklable: loaders run in parse workers).

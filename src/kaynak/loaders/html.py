@@ -96,8 +96,11 @@ def decode_html(data: bytes) -> tuple[str, str, list[str]]:
             return d.text, d.encoding, d.warnings
         except UnicodeDecodeError:
             d = decode_text(data)
-            return d.text, d.encoding, [f"declared charset {charset} does not fit the bytes; read as {d.encoding}",
-                                        *d.warnings]
+            return (
+                d.text,
+                d.encoding,
+                [f"declared charset {charset} does not fit the bytes; read as {d.encoding}", *d.warnings],
+            )
     d = decode_text(data)
     return d.text, d.encoding, d.warnings
 

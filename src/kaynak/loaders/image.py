@@ -44,8 +44,10 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
     with image:
         width, height = image.size
         if width * height > MAX_IMAGE_PIXELS:
-            raise FileTooLarge(path, f"image of {width}×{height} pixels is over the limit of "
-                                     f"{MAX_IMAGE_PIXELS // 1_000_000} million pixels")
+            raise FileTooLarge(
+                path,
+                f"image of {width}×{height} pixels is over the limit of {MAX_IMAGE_PIXELS // 1_000_000} million pixels",
+            )
         fmt = (image.format or path.suffix.lstrip(".")).lower()
         # TIFF frames are pages; other formats' extra frames are previews or animation (JPEG MPO, APNG)
         n_frames = int(getattr(image, "n_frames", 1) or 1) if fmt == "tiff" else 1
@@ -72,8 +74,7 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
             except (OSError, EOFError, ValueError) as err:
                 if index == 0:
                     raise CorruptFile(path, f"image cannot be decoded ({type(err).__name__}: {err})") from None
-                run.warnings.append(f"page {number}: frame cannot be decoded ({type(err).__name__}: {err}); "
-                                    "skipped")
+                run.warnings.append(f"page {number}: frame cannot be decoded ({type(err).__name__}: {err}); skipped")
                 pages.append(Page(number, ""))
                 continue
             if run.progress is not None:
@@ -90,8 +91,9 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
     if not any(p.text for p in pages):
         raise NoText(path, "no text found by OCR (a photo or drawing without text?)")
     first = next(p for p in pages if p.text)
-    title = (first_line_title(first.text, max_len=120) if confidences.get(first.number, 0.0) >= TITLE_CONFIDENCE
-             else None) or stem_title(path)
+    title = (
+        first_line_title(first.text, max_len=120) if confidences.get(first.number, 0.0) >= TITLE_CONFIDENCE else None
+    ) or stem_title(path)
     metadata: dict[str, Any] = {
         "format": fmt,
         "page_count": n_frames,

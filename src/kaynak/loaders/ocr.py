@@ -160,8 +160,9 @@ def require_tesseract(path: str | Path, languages: str, what: str) -> tuple[Tess
     """The Tesseract to use, the languages it has of ``languages``, and warnings; OcrUnavailable when it cannot
     OCR at all, with ``what`` (``no text layer (a scan)``, ``image file``) before the reason."""
     if not _LANG_RE.match(languages):
-        raise OcrUnavailable(path, f"{what}: KAYNAK_OCR_LANGUAGES={languages!r} is not a Tesseract language "
-                                   "list (such as tur+eng)")
+        raise OcrUnavailable(
+            path, f"{what}: KAYNAK_OCR_LANGUAGES={languages!r} is not a Tesseract language list (such as tur+eng)"
+        )
     info = tesseract_info()
     if info is None:
         raise OcrUnavailable(path, f"{what}: reading it needs OCR, and Tesseract is not installed; {INSTALL_HINT}")
@@ -243,8 +244,9 @@ def parse_tsv(tsv: str) -> PageOcr:
         paragraphs.setdefault((page, block, par), {}).setdefault(line, []).append(word)
         if conf >= 0:
             confs.append(conf)
-    texts = [_join_lines([" ".join(words) for _, words in sorted(lines.items())]) for _, lines in
-             sorted(paragraphs.items())]
+    texts = [
+        _join_lines([" ".join(words) for _, words in sorted(lines.items())]) for _, lines in sorted(paragraphs.items())
+    ]
     text = normalize_text("\n\n".join(texts))
     confidence = round(statistics.fmean(confs), 1) if confs else 0.0
     return PageOcr(text, confidence, len(confs))
@@ -350,8 +352,14 @@ def _orientation(info: TesseractInfo, grey: Image.Image, timeout: float) -> int:
     buf = io.BytesIO()
     grey.save(buf, format="PPM")
     try:
-        done = subprocess.run([info.path, "stdin", "stdout", "--psm", "0"], input=buf.getvalue(),
-                              capture_output=True, timeout=timeout, env=_env(), check=False)
+        done = subprocess.run(
+            [info.path, "stdin", "stdout", "--psm", "0"],
+            input=buf.getvalue(),
+            capture_output=True,
+            timeout=timeout,
+            env=_env(),
+            check=False,
+        )
     except (subprocess.TimeoutExpired, OSError):
         return 0
     out = done.stdout.decode("utf-8", "replace")
@@ -361,8 +369,14 @@ def _orientation(info: TesseractInfo, grey: Image.Image, timeout: float) -> int:
     return int(turn.group(1)) if int(turn.group(1)) in (90, 180, 270) else 0
 
 
-def ocr_image(image: Image.Image, languages: str, dpi: int | None = None, *,
-              info: TesseractInfo | None = None, timeout: float = PAGE_TIMEOUT_S) -> PageOcr:
+def ocr_image(
+    image: Image.Image,
+    languages: str,
+    dpi: int | None = None,
+    *,
+    info: TesseractInfo | None = None,
+    timeout: float = PAGE_TIMEOUT_S,
+) -> PageOcr:
     """OCR one image. ``dpi``: its resolution when known (Tesseract estimates otherwise). Raises OcrFailure.
 
     A grainy image (``noise_level`` above NOISY) is smoothed first; an image that reads badly as it is (no words,
@@ -497,8 +511,13 @@ class OcrRun:
             return None
         finally:
             image.close()
-        log.debug("%s: OCR of page %d in %.2f s (confidence %.1f)", self.path, number, time.perf_counter() - t0,
-                  result.confidence)
+        log.debug(
+            "%s: OCR of page %d in %.2f s (confidence %.1f)",
+            self.path,
+            number,
+            time.perf_counter() - t0,
+            result.confidence,
+        )
         self.cache.put(number, result)
         return result
 
@@ -558,8 +577,11 @@ def _pdfium(path: Path, data: bytes) -> Iterator[Any]:
     try:
         import pypdfium2 as pdfium
     except ImportError:
-        raise OcrUnavailable(path, f"{_NO_LAYER}: reading it needs OCR, and the PDF renderer pypdfium2 is not "
-                                   "installed (pip install pypdfium2)") from None
+        raise OcrUnavailable(
+            path,
+            f"{_NO_LAYER}: reading it needs OCR, and the PDF renderer pypdfium2 is not "
+            "installed (pip install pypdfium2)",
+        ) from None
     try:
         with _PDFIUM_LOCK:
             pdf = pdfium.PdfDocument(data)
@@ -595,8 +617,9 @@ def _render_locked(pdf: Any, index: int) -> tuple[Image.Image, int]:
         page.close()
 
 
-def ocr_pdf_pages(path: Path, data: bytes, pages: list[Page], *, skip: set[int] | frozenset[int] = frozenset(),
-                  options: Any = None) -> PdfOcrResult:
+def ocr_pdf_pages(
+    path: Path, data: bytes, pages: list[Page], *, skip: set[int] | frozenset[int] = frozenset(), options: Any = None
+) -> PdfOcrResult:
     """OCR, in place, the pages of ``pages`` whose text layer has (almost) no text; ``skip``: page numbers not to
     touch (pages whose extraction failed). Pages keep their text layer when OCR finds no more text than it.
 

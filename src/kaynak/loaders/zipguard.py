@@ -47,7 +47,15 @@ def check_inflated(path: Path, data: bytes, budget: int = MAX_INFLATED) -> int:
                             )
     except CorruptFile:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, ValueError, OSError,
-            NotImplementedError, RuntimeError) as err:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        EOFError,
+        ValueError,
+        OSError,
+        NotImplementedError,
+        RuntimeError,
+    ) as err:
         raise CorruptFile(path, f"not a readable DOCX file (broken zip archive: {err})") from None
     return total

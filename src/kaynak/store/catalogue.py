@@ -211,8 +211,9 @@ class CatalogueMixin(StoreBase):
         probed: tuple[str | None, bool] | None = None if probe is None else (None, False)
         for r in rows:
             if r[0] in keep:
-                out[r[0]] = HitChunk(self._chunk_from_row(r), None if r[11] is None else float(r[11]),
-                                     (r[12], r[13], r[14], r[15]))
+                out[r[0]] = HitChunk(
+                    self._chunk_from_row(r), None if r[11] is None else float(r[11]), (r[12], r[13], r[14], r[15])
+                )
             if probe is not None and r[0] == best:
                 probed = (r[16], bool(r[17]))
         return out, probed

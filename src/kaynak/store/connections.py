@@ -118,8 +118,7 @@ def translate(err: BaseException, where: str = "the database") -> KaynakError:
         )
     state = getattr(err, "sqlstate", None) or ""
     if state.startswith("40") and "conflict with recovery" in reason:  # a standby cancelled a read for replay
-        return DatabaseUnavailable(f"{where} cancelled the query to replay the primary's changes ({reason}); "
-                                   "try again")
+        return DatabaseUnavailable(f"{where} cancelled the query to replay the primary's changes ({reason}); try again")
     if state.startswith("40"):  # deadlock_detected, serialization_failure
         return WriteConflict(f"concurrent writes collided in {where} ({reason}); try again")
     if state.startswith("22") or isinstance(err, psycopg.DataError):  # a value PostgreSQL cannot hold or compare
@@ -190,8 +189,14 @@ def make_pool(url: str, size: int, name: str, *, wait: bool) -> ConnectionPool:
         name=name,
         timeout=POOL_WAIT_S,
         # a peer that vanishes without closing (network partition) fails a request within ~10 s, not TCP's minutes
-        kwargs={"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
-                "keepalives_count": 3, "tcp_user_timeout": 10_000},
+        kwargs={
+            "connect_timeout": 5,
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+            "tcp_user_timeout": 10_000,
+        },
     )
     try:
         pool.open(wait=wait, timeout=30)
@@ -433,7 +438,9 @@ class Database:
         if not ep.announced:
             log.warning(
                 "read replica %s failed (%s); reads go to the primary, retrying the replica in %.0f s",
-                ep.name, ep.reason, ep.retry_delay,
+                ep.name,
+                ep.reason,
+                ep.retry_delay,
             )
             ep.announced = True
         ep.retry_delay = min(ep.retry_delay * 2, _REPLICA_RETRY_MAX_S)
@@ -470,8 +477,11 @@ class Database:
         try:
             self._restart()
         except Exception as err:
-            log.error("restarting the embedded PostgreSQL server failed: %s (next try in %.0f s)",
-                      first_line(err), max(0.0, self._restart_at - time.monotonic()))
+            log.error(
+                "restarting the embedded PostgreSQL server failed: %s (next try in %.0f s)",
+                first_line(err),
+                max(0.0, self._restart_at - time.monotonic()),
+            )
             return
         if self.primary.probe(force=True):
             log.warning("the embedded PostgreSQL server was restarted in %.1f s", time.monotonic() - t0)
@@ -479,8 +489,7 @@ class Database:
                 self._restart_delay = _BACKOFF_FIRST_S
                 self._restart_at = 0.0
         else:
-            log.error("the embedded PostgreSQL server still does not answer after a restart (%s)",
-                      self.primary.reason)
+            log.error("the embedded PostgreSQL server still does not answer after a restart (%s)", self.primary.reason)
 
     # ------------------------------------------------------------------ health and replication
     def health(self, timeout: float = 1.0) -> dict[str, Any]:

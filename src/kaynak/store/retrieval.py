@@ -129,8 +129,7 @@ class RetrievalMixin(StoreBase):
         """The distinct lexemes of ``to_tsvector(language, tr_lower(text))``, in order of first appearance."""
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) "
-                "ORDER BY positions[1] LIMIT %s",
+                "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) ORDER BY positions[1] LIMIT %s",
                 (language, text, limit),
             ).fetchall()
         return [r[0] for r in rows]
@@ -213,7 +212,13 @@ class RetrievalMixin(StoreBase):
         return [(r[0], float(r[1])) for r in rows]
 
     def _bm25_pruned_sql(
-        self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None,
+        self,
+        ids: list[int],
+        lexemes: list[str],
+        k: int,
+        k1: float,
+        b: float,
+        filters: SearchFilters | None,
         pruned: bool = True,
     ) -> tuple[sql.Composable, list[Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
@@ -329,8 +334,14 @@ class RetrievalMixin(StoreBase):
                 SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, known, pos FROM terms
                 ORDER BY kind, name, language, pos
                 """,
-                {"all": names is None, "names": list(names or []), "text": text, "limit": limit,
-                 "check": check_embedded, "known": list(known_embedded)},
+                {
+                    "all": names is None,
+                    "names": list(names or []),
+                    "text": text,
+                    "limit": limit,
+                    "check": check_embedded,
+                    "known": list(known_embedded),
+                },
             ).fetchall()
         cols: list[Collection] = []
         embedded: set[int] = set()

@@ -63,9 +63,7 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
         self._before_commit: Callable[[], None] | None = None
 
     @classmethod
-    def open(
-        cls, database_url: str | None, data_dir: Path, pool_size: int = 4, read_urls: Sequence[str] = ()
-    ) -> Store:
+    def open(cls, database_url: str | None, data_dir: Path, pool_size: int = 4, read_urls: Sequence[str] = ()) -> Store:
         """The store for the settings: the server ``database_url`` names, else the embedded one (restarted by this
         process if it stops); ``read_urls`` are read replicas of it."""
         restart = None if database_url else (lambda: restart_embedded(data_dir))

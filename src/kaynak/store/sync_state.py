@@ -44,8 +44,14 @@ class SyncStateMixin(StoreBase):
                 (collection.id,),
             ).fetchall()
         return [
-            {"root": r[0], "include": list(r[1] or []), "exclude": list(r[2] or []), "added_at": r[3],
-             "last_sync_at": r[4], "last_sync": r[5]}
+            {
+                "root": r[0],
+                "include": list(r[1] or []),
+                "exclude": list(r[2] or []),
+                "added_at": r[3],
+                "last_sync_at": r[4],
+                "last_sync": r[5],
+            }
             for r in rows
         ]
 
@@ -87,13 +93,23 @@ class SyncStateMixin(StoreBase):
                 "FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::text[]) "
                 "AS u(source, sha, size, mtime, origin) "
                 "WHERE d.collection_id = %s AND d.source = u.source AND d.sha256 = u.sha",
-                ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
-                 [r[4] for r in rows], collection.id),
+                (
+                    [r[0] for r in rows],
+                    [r[1] for r in rows],
+                    [r[2] for r in rows],
+                    [r[3] for r in rows],
+                    [r[4] for r in rows],
+                    collection.id,
+                ),
             )
 
     @contextmanager
     def collection_lock(
-        self, name: str, *, exclusive: bool, stop: Callable[[], bool] | None = None,
+        self,
+        name: str,
+        *,
+        exclusive: bool,
+        stop: Callable[[], bool] | None = None,
         on_wait: Callable[[], None] | None = None,
     ) -> Iterator[bool]:
         """Hold the collection's sync lock (a session advisory lock on a connection of its own, outside the pool)
@@ -121,9 +137,7 @@ class SyncStateMixin(StoreBase):
         finally:
             conn.close()  # ends the session: the lock goes with it
 
-    def watcher_heartbeat(
-        self, watcher: str, host: str, pid: int, polling: bool, pending: dict[int, int]
-    ) -> None:
+    def watcher_heartbeat(self, watcher: str, host: str, pid: int, polling: bool, pending: dict[int, int]) -> None:
         """Record that ``watcher`` is alive and watches the collections (by id) in ``pending``, with how many
         changed files wait in each."""
         if not pending:
@@ -156,8 +170,15 @@ class SyncStateMixin(StoreBase):
             ).fetchall()
         return {
             "watchers": [
-                {"id": r[0], "host": r[1], "pid": r[2], "polling": r[3], "started_at": r[4], "heartbeat_at": r[5],
-                 "pending": r[6]}
+                {
+                    "id": r[0],
+                    "host": r[1],
+                    "pid": r[2],
+                    "polling": r[3],
+                    "started_at": r[4],
+                    "heartbeat_at": r[5],
+                    "pending": r[6],
+                }
                 for r in watchers
             ],
             "failing": [{"source": r[0], "reason": r[1], "failed_at": r[2]} for r in failures],

@@ -33,9 +33,7 @@ class WritesMixin(StoreBase):
 
     def delete_document(self, collection: Collection, source: str) -> bool:
         with self._conn() as conn, conn.transaction():
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
-            )
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",))
             row = conn.execute(
                 "DELETE FROM documents WHERE collection_id = %s AND source = %s RETURNING id",
                 (collection.id, source),
@@ -71,8 +69,18 @@ class WritesMixin(StoreBase):
         for attempt in range(3):
             try:
                 return self._replace_once(
-                    collection, source, sha256, title, metadata, pages, chunks, embeddings, skip_if_unchanged,
-                    list(warnings), origin, file_stat,
+                    collection,
+                    source,
+                    sha256,
+                    title,
+                    metadata,
+                    pages,
+                    chunks,
+                    embeddings,
+                    skip_if_unchanged,
+                    list(warnings),
+                    origin,
+                    file_stat,
                 )
             except WriteConflict as err:
                 if attempt == 2:
@@ -106,9 +114,7 @@ class WritesMixin(StoreBase):
         language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
         with self._conn() as conn, conn.transaction():
             conn.execute("SET CONSTRAINTS documents_stats DEFERRED")  # collection_stats at commit (migration 8)
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",)
-            )
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",))
             old = conn.execute(
                 "SELECT id, sha256 FROM documents WHERE collection_id = %s AND source = %s",
                 (collection.id, source),
@@ -121,8 +127,20 @@ class WritesMixin(StoreBase):
                 "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
                 "warnings, origin, file_size, file_mtime_ns, language) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (collection.id, source, sha256, title, len(pages), len(chunks), Jsonb(metadata),
-                 Jsonb(list(warnings or [])), origin, size, mtime_ns, language),
+                (
+                    collection.id,
+                    source,
+                    sha256,
+                    title,
+                    len(pages),
+                    len(chunks),
+                    Jsonb(metadata),
+                    Jsonb(list(warnings or [])),
+                    origin,
+                    size,
+                    mtime_ns,
+                    language,
+                ),
             ).fetchone()[0]
             conn.execute(
                 "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
@@ -217,9 +235,12 @@ class WritesMixin(StoreBase):
             if taken is not None:
                 return False
             doc_id = int(old[0])
-            ords = [int(r[0]) for r in conn.execute(
-                "SELECT ord FROM chunks WHERE document_id = %s ORDER BY ord", (doc_id,)
-            ).fetchall()]
+            ords = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT ord FROM chunks WHERE document_id = %s ORDER BY ord", (doc_id,)
+                ).fetchall()
+            ]
             olds = [chunk_id(collection.name, old_source, sha256, o) for o in ords]
             news = [chunk_id(collection.name, new_source, sha256, o) for o in ords]
             size, mtime = file_stat if file_stat is not None else (None, None)

@@ -37,7 +37,7 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
     modes = "".join(f'<option value="{esc(m)}">{t["mode_" + m]}</option>' for m in SEARCH_MODES)
     langs = "".join(
         f'<a href="?lang={code}" lang="{code}" hreflang="{code}" data-lang="{code}"'
-        f'{" aria-current=true" if code == lang else ""}>{esc(LANG_NAMES[code])}</a>'
+        f"{' aria-current=true' if code == lang else ''}>{esc(LANG_NAMES[code])}</a>"
         for code in LANGS
     )
     write_tools = (
@@ -48,7 +48,7 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
     )
     upload_tab = (
         f'<button type="button" class="tab" data-view="upload" aria-controls="upload-view" hidden>'
-        f'{t["nav_upload"]}</button>'
+        f"{t['nav_upload']}</button>"
         if write_enabled
         else ""
     )

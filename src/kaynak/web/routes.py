@@ -143,8 +143,14 @@ def router(context: Context) -> APIRouter:
         spans = context.search.highlight_texts(body.q, [(i.collection, i.text) for i in body.items])
         return {"highlights": [[list(s) for s in item] for item in spans]}
 
-    @r.get("/v1/documents/{document_id}/file", tags=["documents"], dependencies=read,
-           summary="A document's original file", response_class=Response, responses={200: FILE_RESPONSE})
+    @r.get(
+        "/v1/documents/{document_id}/file",
+        tags=["documents"],
+        dependencies=read,
+        summary="A document's original file",
+        response_class=Response,
+        responses={200: FILE_RESPONSE},
+    )
     async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
         """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
         (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, changed,

@@ -45,14 +45,16 @@ def page_get(
     number: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
 ) -> dict[str, Any]:
     """The full text of one page of a document (formats without pages have only page 1)."""
-    return {"collection": name, "source": source, "page": number,
-            "text": ctx.search.page_text(name, source, number)}
+    return {"collection": name, "source": source, "page": number, "text": ctx.search.page_text(name, source, number)}
 
 
 @router.post(
-    "/collections/{name}/documents", dependencies=[Write],
-    responses={207: {"description": "Some files were stored, some failed: the report lists them"},
-               **responses(400, 401, 403, 408, 409, 413, 422, 503)},
+    "/collections/{name}/documents",
+    dependencies=[Write],
+    responses={
+        207: {"description": "Some files were stored, some failed: the report lists them"},
+        **responses(400, 401, 403, 408, 409, 413, 422, 503),
+    },
 )
 async def documents_upload(
     name: str,
@@ -109,8 +111,12 @@ async def documents_upload(
         )
     except BaseException as err:  # keep the copies of documents stored before the failure (err.report)
         done = getattr(err, "report", None)
-        ok = {*getattr(done, "added", ()), *getattr(done, "updated", ()), *getattr(done, "unchanged", ()),
-              *getattr(done, "partial", ())}
+        ok = {
+            *getattr(done, "added", ()),
+            *getattr(done, "updated", ()),
+            *getattr(done, "unchanged", ()),
+            *getattr(done, "partial", ()),
+        }
         for rel in written:
             settle(rel, rel in ok)
         raise
@@ -123,8 +129,9 @@ async def documents_upload(
         first = body["failed"][0]["error"]
         detail = f"no file could be stored ({len(body['failed'])} failed); first: {first}"
         body.pop("ok", None)
-        return problem(422, "no file could be ingested", detail, f"/v1/collections/{name}/documents",
-                       report={**body, "ok": False})
+        return problem(
+            422, "no file could be ingested", detail, f"/v1/collections/{name}/documents", report={**body, "ok": False}
+        )
     return JSONResponse(body, status_code=200 if not body["failed"] and not body["partial"] else 207)
 
 

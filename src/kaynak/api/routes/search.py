@@ -29,7 +29,12 @@ def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
         filters.pop("metadata", None)
     start = time.perf_counter()
     hits = ctx.search.search(  # type: ignore[attr-defined]
-        req.q, collections=req.collections, mode=req.mode, k=req.k, filters=filters or None, rerank=req.rerank,
+        req.q,
+        collections=req.collections,
+        mode=req.mode,
+        k=req.k,
+        filters=filters or None,
+        rerank=req.rerank,
         keyword_ranking=req.ranking,
     )
     took = (time.perf_counter() - start) * 1000
@@ -64,8 +69,7 @@ def search_get(
     filters = None
     if source_prefix or source_glob or metadata:
         filters = SearchFiltersIn(source_prefix=source_prefix, source_glob=source_glob, metadata=metadata)
-    req = SearchRequest(q=q, collections=collections, mode=mode, k=k, filters=filters, rerank=rerank,
-                        ranking=ranking)
+    req = SearchRequest(q=q, collections=collections, mode=mode, k=k, filters=filters, rerank=rerank, ranking=ranking)
     return run_search(ctx, req)
 
 
