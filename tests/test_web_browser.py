@@ -205,7 +205,8 @@ def search(driver: Any, query: str, collection: str | None = None) -> list[Any]:
     wait(
         driver,
         lambda d: d.execute_script(
-            "return !document.querySelector('#results li') || (document.body.dataset.highlighted || '') !== arguments[0]",
+            "return !document.querySelector('#results li')"
+            " || (document.body.dataset.highlighted || '') !== arguments[0]",
             before,
         ),
     )
