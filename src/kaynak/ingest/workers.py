@@ -306,11 +306,11 @@ def _mp_context() -> Any:
         if _CONTEXT is None:
             methods = multiprocessing.get_all_start_methods()
             if "forkserver" in methods:
-                ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload(_PRELOAD)
+                forkserver = multiprocessing.get_context("forkserver")
+                forkserver.set_forkserver_preload(_PRELOAD)
+                _CONTEXT = forkserver
             else:
-                ctx = multiprocessing.get_context("spawn")
-            _CONTEXT = ctx
+                _CONTEXT = multiprocessing.get_context("spawn")
         return _CONTEXT
 
 

@@ -480,7 +480,7 @@ _MARKER_RE = re.compile(
 
 def _starts_lower(text: str) -> bool:
     m = re.match(r"[\s\"'“‘(«]*([^\W\d_])", text)
-    return bool(m) and m.group(1).islower()
+    return m is not None and m.group(1).islower()
 
 
 def _continues(prev: Line, nxt: Line) -> bool:

@@ -78,6 +78,14 @@ def first_line(err: BaseException) -> str:
     return lines[0] if lines else err.__class__.__name__
 
 
+def one(cursor: psycopg.Cursor[Any]) -> tuple[Any, ...]:
+    """The one row a statement always returns (an aggregate, SHOW, INSERT … RETURNING); none is a bug."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the statement returned no row")
+    return tuple(row)
+
+
 def redact(url: str) -> str:
     """The URL (or key=value conninfo) without its password, for messages and logs."""
     if "://" not in url:
@@ -248,11 +256,13 @@ class Endpoint:
         try:
             try:
                 with psycopg.connect(self.url, connect_timeout=2, autocommit=True) as conn:
-                    row = conn.execute(
-                        "SELECT coalesce(max(version), 0) FROM kaynak_migrations"
-                        if conn.execute("SELECT to_regclass('kaynak_migrations')").fetchone()[0]
-                        else "SELECT 0"
-                    ).fetchone()
+                    row = one(
+                        conn.execute(
+                            "SELECT coalesce(max(version), 0) FROM kaynak_migrations"
+                            if one(conn.execute("SELECT to_regclass('kaynak_migrations')"))[0]
+                            else "SELECT 0"
+                        )
+                    )
                     self.schema_version = int(row[0])
                 self.down = False
                 self.reason = ""
@@ -538,13 +548,15 @@ class Database:
             return {"ok": False, "error": err.message}
         try:
             with map_errors(f"the {ep.role} database", on_unavailable=ep.mark_suspect):
-                row = conn.execute(
-                    "SELECT pg_is_in_recovery(), "
-                    "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END, "
-                    "pg_last_wal_replay_lsn()::text, "
-                    "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8, "
-                    "coalesce((SELECT max(version) FROM kaynak_migrations), 0)"
-                ).fetchone()
+                row = one(
+                    conn.execute(
+                        "SELECT pg_is_in_recovery(), "
+                        "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END, "
+                        "pg_last_wal_replay_lsn()::text, "
+                        "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8, "
+                        "coalesce((SELECT max(version) FROM kaynak_migrations), 0)"
+                    )
+                )
         except KaynakError as err:
             return {"ok": False, "error": err.message}
         finally:
@@ -560,7 +572,7 @@ class Database:
 
     def primary_lsn(self) -> str:
         with self.connection() as conn:
-            return str(conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0])
+            return str(one(conn.execute("SELECT pg_current_wal_lsn()::text"))[0])
 
     def wait_for_replicas(self, timeout: float = 30.0, lsn: str | None = None) -> dict[str, Any]:
         """Wait until every replica has replayed the primary's WAL up to ``lsn`` (default: now).
@@ -577,7 +589,7 @@ class Database:
             while True:
                 try:
                     with psycopg.connect(ep.url, connect_timeout=2, autocommit=True) as conn:
-                        replay = conn.execute("SELECT pg_last_wal_replay_lsn()::text").fetchone()[0]
+                        replay = one(conn.execute("SELECT pg_last_wal_replay_lsn()::text"))[0]
                 except psycopg.Error as err:
                     row["error"] = first_line(err)
                     break

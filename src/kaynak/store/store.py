@@ -21,7 +21,7 @@ from psycopg_pool import ConnectionPool
 
 from kaynak.store import migrations
 from kaynak.store.catalogue import CatalogueMixin
-from kaynak.store.connections import Database, map_errors
+from kaynak.store.connections import Database, map_errors, one
 from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, tsquery_literal
 from kaynak.store.scoring import ScoringMixin
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
@@ -110,13 +110,15 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
     # ------------------------------------------------------------------ server facts
     def server_info(self) -> dict[str, Any]:
         with self._conn() as conn:
-            pg = conn.execute("SHOW server_version").fetchone()[0]
+            pg = one(conn.execute("SHOW server_version"))[0]
             vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             version = migrations.current_version(conn)
-            ts = conn.execute(
-                "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config WHERE cfgname = ANY(%s)",
-                (list(LANGUAGES),),
-            ).fetchone()[0]
+            ts = one(
+                conn.execute(
+                    "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config WHERE cfgname = ANY(%s)",
+                    (list(LANGUAGES),),
+                )
+            )[0]
         return {
             "postgresql": pg,
             "pgvector": vec[0] if vec else None,

@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase
+from kaynak.store.connections import one
 from kaynak.store.migrations.chunk_keys import KEYED_POSTINGS_SELECT
 from kaynak.types import Chunk, Collection, Page
 
@@ -123,25 +124,27 @@ class WritesMixin(StoreBase):
                 if skip_if_unchanged and old[1] == sha256:
                     return None
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
-            doc_id = conn.execute(
-                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin, file_size, file_mtime_ns, language) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    collection.id,
-                    source,
-                    sha256,
-                    title,
-                    len(pages),
-                    len(chunks),
-                    Jsonb(metadata),
-                    Jsonb(list(warnings or [])),
-                    origin,
-                    size,
-                    mtime_ns,
-                    language,
-                ),
-            ).fetchone()[0]
+            doc_id = one(
+                conn.execute(
+                    "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+                    "warnings, origin, file_size, file_mtime_ns, language) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    (
+                        collection.id,
+                        source,
+                        sha256,
+                        title,
+                        len(pages),
+                        len(chunks),
+                        Jsonb(metadata),
+                        Jsonb(list(warnings or [])),
+                        origin,
+                        size,
+                        mtime_ns,
+                        language,
+                    ),
+                )
+            )[0]
             conn.execute(
                 "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
             )
