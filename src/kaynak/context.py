@@ -9,8 +9,8 @@ needs no database or model starts fast.
 from __future__ import annotations
 
 import threading
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from kaynak.config import Settings, load_settings
 
@@ -22,22 +22,51 @@ if TYPE_CHECKING:
     from kaynak.store import Store
 
 
+T = TypeVar("T")
+
+
+class _once(Generic[T]):  # lower case: used as a decorator, like functools.cached_property
+    """A cached property made once per object even when threads ask for it at the same moment.
+
+    ``functools.cached_property`` has no lock (since Python 3.12), so eight first requests arriving together could
+    open eight stores and pools. The value is kept in the object's ``__dict__`` under the property's name (tests may
+    put a stand-in there); the object's re-entrant ``_lock`` is held while it is made and the cache is checked
+    again under it.
+    """
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self.make = make
+        self.name = make.__name__
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> T:
+        if obj is None:
+            raise AttributeError(self.name)
+        with obj._lock:
+            if self.name not in obj.__dict__:
+                obj.__dict__[self.name] = self.make(obj)
+            value: T = obj.__dict__[self.name]
+            return value
+
+
 class Context:
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
         self.settings = settings or load_settings(**overrides)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
-    @cached_property
+    @_once
     def store(self) -> Store:
         from kaynak.store import Store
 
-        with self._lock:
-            return Store.open(
-                self.settings.database_url,
-                self.settings.data_dir,
-                self.settings.pool_size,
-                read_urls=self.settings.read_database_urls,
-            )
+        return Store.open(
+            self.settings.database_url,
+            self.settings.data_dir,
+            self.settings.pool_size,
+            read_urls=self.settings.read_database_urls,
+        )
 
     def embedder(self, name: str | None = None) -> Embedder:
         from kaynak.embeddings import get_embedder
@@ -54,14 +83,14 @@ class Context:
 
         return get_reranker(name or self.settings.reranker)
 
-    @cached_property
+    @_once
     def search(self) -> SearchService:
         from kaynak.search import SearchService
 
         # reads go to a read replica when KAYNAK_READ_DATABASE_URL names one (Store.reader)
         return SearchService(self.store.reader(), self.settings, self.embedder, self.reranker)
 
-    @cached_property
+    @_once
     def ingest(self) -> IngestService:
         from kaynak.ingest import IngestService
 
@@ -101,9 +130,10 @@ class Context:
     def close(self) -> None:
         if "ingest" in self.__dict__:  # stops the parse worker processes
             self.ingest.close()
-        if "store" in self.__dict__:
-            self.store.close()
-            del self.__dict__["store"]
+        with self._lock:
+            store = self.__dict__.pop("store", None)
+        if store is not None:
+            store.close()
 
     def __enter__(self) -> Context:
         return self
