@@ -66,6 +66,7 @@ class Context:
             self.settings.data_dir,
             self.settings.pool_size,
             read_urls=self.settings.read_database_urls,
+            migrate=self.settings.migrate,
         )
 
     def embedder(self, name: str | None = None) -> Embedder:
@@ -114,6 +115,20 @@ class Context:
             if err.retry_after:
                 out["retry_after"] = err.retry_after
             return out
+
+    def migration_status(self) -> dict[str, Any]:
+        """The database's schema version, pending and unfinished migrations (``kaynak doctor``, ``migrate
+        --status``), read without upgrading anything: ``{"ok": True, "version", "latest", "pending", …}`` or
+        ``{"ok": False, "error"}``."""
+        from kaynak.errors import KaynakError
+        from kaynak.store.server import resolve_url
+        from kaynak.store.upgrade import migration_status
+
+        try:
+            url = resolve_url(self.settings.database_url, self.settings.data_dir)
+            return {"ok": True, **migration_status(url).as_dict()}
+        except KaynakError as err:
+            return {"ok": False, "error": err.message}
 
     def model_status(self) -> dict[str, Any]:
         """The configured embedder without loading it: ``{"name", "ok": True, "dim"}`` or ``{"name", "ok": False,

@@ -20,14 +20,13 @@ from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
 from kaynak.store.connections import one
-from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
-_CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
+_CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
 
 
 @dataclass

@@ -46,14 +46,20 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
         *,
         read_urls: Sequence[str] = (),
         restart: Callable[[], None] | None = None,
+        migrate: str = "auto",
     ) -> None:
+        """``migrate``: ``auto`` applies pending migrations that rewrite fewer than
+        ``migrations.AUTO_MIGRATE_ROWS`` rows and refuses bigger ones with MigrationRequired (``kaynak migrate``),
+        ``always`` applies any, ``never`` none. A database from a newer kaynak is refused (SchemaTooNew)."""
         check_connection(url)
         self.url = url
         self.db = Database(url, pool_size, tuple(read_urls), restart=restart)
         self._read = False
         try:
             with self.db.connection() as conn:
-                self.applied_migrations = migrations.apply(conn)  # migrations run on the primary only
+                # migrations run on the primary only
+                limit = {"auto": migrations.AUTO_MIGRATE_ROWS, "always": None, "never": -1}[migrate]
+                self.applied_migrations = migrations.apply(conn, max_rows=limit)
                 self.db.schema_version = migrations.current_version(conn)
         except BaseException:
             self.db.close()
@@ -63,11 +69,19 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
         self._before_commit: Callable[[], None] | None = None
 
     @classmethod
-    def open(cls, database_url: str | None, data_dir: Path, pool_size: int = 4, read_urls: Sequence[str] = ()) -> Store:
+    def open(
+        cls,
+        database_url: str | None,
+        data_dir: Path,
+        pool_size: int = 4,
+        read_urls: Sequence[str] = (),
+        migrate: str = "auto",
+    ) -> Store:
         """The store for the settings: the server ``database_url`` names, else the embedded one (restarted by this
-        process if it stops); ``read_urls`` are read replicas of it."""
+        process if it stops); ``read_urls`` are read replicas of it; ``migrate`` as in ``Store``."""
         restart = None if database_url else (lambda: restart_embedded(data_dir))
-        return cls(resolve_url(database_url, data_dir), pool_size=pool_size, read_urls=read_urls, restart=restart)
+        url = resolve_url(database_url, data_dir)
+        return cls(url, pool_size=pool_size, read_urls=read_urls, restart=restart, migrate=migrate)
 
     @property
     def pool(self) -> ConnectionPool:
