@@ -337,3 +337,18 @@ def test_cli_migrate_takes_a_backup_first(
     res = CliRunner().invoke(app, ["migrate", "--backup", str(tmp_path / "before.dump")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "before.dump").stat().st_size > 0 and "applied migrations 12" in res.stdout
+
+
+def test_a_server_told_to_migrate_always_backs_up_first(
+    new_database: Callable[[], str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kaynak.context import Context
+
+    fresh, old = new_database(), new_database()
+    with Store(fresh, pool_size=1) as store:
+        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
+    _at_version_11(fresh, old)
+    with Context(database_url=old, data_dir=tmp_path, migrate="always") as ctx:
+        assert ctx.store.applied_migrations == [12]
+    backups = list((tmp_path / "backups").glob("before-schema-12-*.dump"))
+    assert len(backups) == 1 and backups[0].stat().st_size > 0

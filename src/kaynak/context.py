@@ -61,6 +61,8 @@ class Context:
     def store(self) -> Store:
         from kaynak.store import Store
 
+        if self.settings.migrate == "always" and self.settings.migrate_backup:
+            self._backup_before_upgrade()
         return Store.open(
             self.settings.database_url,
             self.settings.data_dir,
@@ -68,6 +70,24 @@ class Context:
             read_urls=self.settings.read_database_urls,
             migrate=self.settings.migrate,
         )
+
+    def _backup_before_upgrade(self) -> None:
+        """With ``KAYNAK_MIGRATE=always``, a backup under ``<data_dir>/backups/`` before an upgrade that rewrites
+        data (the CLI's ``kaynak migrate`` offers one instead)."""
+        import time
+
+        from kaynak import backup
+        from kaynak.store.server import resolve_url
+        from kaynak.store.upgrade import migration_status
+
+        s = self.settings
+        url = resolve_url(s.database_url, s.data_dir)
+        status = migration_status(url)
+        if status.version > 0 and status.rows > 0:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            target = s.data_dir / "backups" / f"before-schema-{status.latest}-{stamp}.dump"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            backup.backup(url, target, data_dir=None if s.database_url else s.data_dir)
 
     def embedder(self, name: str | None = None) -> Embedder:
         from kaynak.embeddings import get_embedder
