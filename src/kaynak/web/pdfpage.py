@@ -9,8 +9,9 @@ Finding the quote: the stored page text came from another extractor (pypdf) and 
 pdfium's text in spaces, line breaks, hyphens and the odd dropped glyph. Both are reduced to their letters and
 digits (case-folded, Turkish dotted/dotless i treated as one), the quote's reduction is searched in the page's,
 and the match maps back to pdfium's character indices. When the whole quote is not found, its pieces of 16
-letters are searched in order and the stretch from the first to the last one found is marked, if at least half
-of them were; otherwise nothing is marked and ``found`` is False (the page is still shown).
+letters are searched in order and the stretch from the first to the last one found is marked (widened to the
+quote's first and last 8 letters when those are found close by), if at least half of them were; otherwise
+nothing is marked and ``found`` is False (the page is still shown).
 
 Bounds (the file is the user's own stored original, whose bytes were checked against its sha256, but it is still
 a PDF): at most ``MAX_PIXELS`` pixels per page image and a scale between ``MIN_SCALE`` and ``MAX_SCALE``, at most
@@ -93,7 +94,15 @@ def locate(page_text: str, quote: str) -> tuple[int, int] | None:
         pos = hit + len(p)
     if not pieces or len(found) * 2 < len(pieces):
         return None
-    return index[found[0][0]], index[found[-1][1] - 1] + 1
+    start, end = found[0][0], found[-1][1]
+    head, tail = needle[: PIECE // 2], needle[-(PIECE // 2) :]
+    h = hay.rfind(head, max(0, start - 2 * PIECE), start + len(head))
+    if 0 <= h < start:
+        start = h  # the quote's first letters, just before the first piece that matched
+    t = hay.find(tail, max(0, end - len(tail)), end + 2 * PIECE)
+    if t >= 0 and t + len(tail) > end:
+        end = t + len(tail)  # its last letters, just after the last piece
+    return index[start], index[end - 1] + 1
 
 
 def _device_box(raw: Any, page: Any, size: tuple[int, int], rect: tuple[float, float, float, float]) -> list[int]:

@@ -321,7 +321,7 @@
     if (cols.some((c) => c.document_count > 0)) return null;
     const name = cols.length ? cols[0].name : 'NAME';
     if (!access.writes_enabled) return withCode(fmt('empty_collection', { name }));
-    return [withCode(fmt('empty_collection_upload', { name })), ' ',
+    return [...withCode(fmt('empty_collection_upload', { name })), ' ',
       el('button', { type: 'button', class: 'quiet', id: 'offer-upload', onclick: () => offerUpload(name) },
         T.upload_offer)];
   }
