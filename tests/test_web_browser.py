@@ -742,9 +742,7 @@ def test_collection_choice_survives_reload_language_switch_and_shared_link(
             assert boxes["*"] is False and boxes[collection] is True and boxes[other] is False, (step, boxes)
             assert f"c={collection}" in tr.current_url, (step, tr.current_url)
             wait(tr, lambda d: css_all(d, "#results > li"))
-            collections_shown = {
-                h.find_element("css selector", ".where").text.split()[-1] for h in css_all(tr, "#results li.hit")
-            }
+            collections_shown = {h.get_attribute("data-collection") for h in css_all(tr, "#results li.hit")}
             assert collections_shown == {collection}, (step, collections_shown)
     finally:
         ctx.ingest.delete_collection(other)
@@ -1011,7 +1009,7 @@ def test_pdf_citation_highlights_the_passage_on_the_page(
             " share: yellow / Math.max(n, 1)}"
         )
         assert state["inView"] and state["focused"] == "viewer-box", state
-        assert state["share"] > 0.3, state
+        assert state["share"] > 0.15, state  # yellow paper between the dark letters
         name = "pdf-citation-tr" if size[0] > 400 else "pdf-citation-phone-tr"
         shot(driver, name)
         overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")

@@ -540,7 +540,7 @@
       }, T.open_original)
       : null;
     const ranks = el('details', { class: 'ranks' }, el('summary', {}, T.ranks), rankList(hit.scores || {}));
-    return el('li', { class: 'hit' + (hit.match && hit.match.label === 'weak' ? ' weak' : '') },
+    return el('li', { class: 'hit' + (hit.match && hit.match.label === 'weak' ? ' weak' : ''), 'data-collection': hit.collection },
       el('h3', {}, title),
       el('p', { class: 'path' }, hit.source),
       el('p', { class: 'where' },
