@@ -777,7 +777,7 @@ def test_collections_page_at_phone_width(tr: Any, collection: str) -> None:
     tr.set_window_size(390, 844)
     try:
         browse_documents(tr, collection)
-        wait(tr, lambda d: d.execute_script("return !!document.querySelector('#collections-table td[data-label]')"))
+        wait(tr, lambda d: len(css_all(d, "#collections-table tbody td")) >= 5)
         overflow = tr.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"page is {overflow}px wider than the phone"
         hidden = tr.execute_script(
