@@ -886,6 +886,43 @@ def test_upload_errors_are_one_sentence_in_the_page_language(
             ctx.ingest.delete_collection(target)
 
 
+def test_upload_of_a_file_over_the_limit_in_both_languages(
+    browsers: Callable[[str], Any], ctx: Context, tmp_path: Path
+) -> None:
+    small = Context(
+        load_settings(
+            data_dir=ctx.settings.data_dir,
+            database_url=ctx.settings.database_url,
+            embedder="hash",
+            api_token=TOKEN,
+            max_file_mb=0.001,
+        )
+    )
+    big = tmp_path / "buyuk.txt"
+    big.write_text("Uzun bir metin. " * 400, encoding="utf-8")
+    target = "sinir_" + os.urandom(3).hex()
+    expected = {
+        "tr-TR,tr": ("Hiçbir dosya eklenemedi.", "buyuk.txt: dosya izin verilen boyuttan büyük."),
+        "en-US,en": ("No file could be added.", "buyuk.txt: the file is over the size limit."),
+    }
+    try:
+        with running(make_app(small)) as url:
+            for lang, (head, line) in expected.items():
+                driver = browsers(lang)
+                open_page(driver, url)
+                try:
+                    upload_files(driver, target, big)
+                    wait(driver, lambda d: css(d, "#alert").is_displayed())
+                    assert css(driver, "#alert .say").text == head
+                    assert [li.text for li in css_all(driver, "#alert ul.failures li")] == [line]
+                finally:
+                    driver.execute_script("sessionStorage.clear()")
+    finally:
+        with contextlib.suppress(CollectionNotFound):
+            ctx.ingest.delete_collection(target)
+        small.close()
+
+
 def test_other_errors_in_the_page_language(tr: Any, collection: str, ctx: Context) -> None:
     # a page the document does not have: a Turkish sentence, and no "Next page" into nothing
     tr.execute_script(

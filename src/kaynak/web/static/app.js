@@ -116,8 +116,9 @@
     const r = String(reason || '').toLowerCase();
     if (/unsupported file type|does not read/.test(r)) return 'unsupported';
     if (/encrypted|password/.test(r)) return 'encrypted';
-    if (/ocr|tesseract|scan/.test(r)) return 'ocr';
-    if (/no text|is empty|empty file/.test(r)) return 'no_text';
+    if (/not even by ocr|found by ocr/.test(r)) return 'no_text'; // OCR ran and found nothing
+    if (/needs ocr|tesseract|not ocr'd|ocr not available/.test(r)) return 'ocr';
+    if (/no text|is empty|empty file|no pages/.test(r)) return 'no_text';
     if (/took longer|timed? ?out/.test(r)) return 'slow';
     if (/needs more than|memory/.test(r)) return 'memory';
     if (/over the .*limit|too large|larger than/.test(r)) return 'too_large';
