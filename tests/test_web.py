@@ -170,6 +170,14 @@ def test_read_token_guards_the_web_endpoints(data_dir: Path, database_url: str, 
             r = http.post("/v1/highlights", json=body)
             assert r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
             assert http.get("/v1/documents/1/file").status_code == 401
+            pdf = _doc_id(http, name, "kat-mulkiyeti-excerpt.pdf", {"Authorization": f"Bearer {READ_TOKEN}"})
+            assert http.get(f"/v1/documents/{pdf}/pages/1/image").status_code == 401
+            assert (
+                http.get(
+                    f"/v1/documents/{pdf}/pages/1/image", headers={"Authorization": f"Bearer {READ_TOKEN}"}
+                ).json()["page_count"]
+                == 5
+            )
             assert http.get("/v1/access").json()["read"] is False
             for tok in (READ_TOKEN, TOKEN):
                 auth = {"Authorization": f"Bearer {tok}"}
@@ -215,8 +223,8 @@ def test_hits_carry_document_ids(client: TestClient, samples: tuple[str, Path]) 
 
 
 # ---------------------------------------------------------------------------------------------- original files
-def _doc_id(client: TestClient, name: str, source: str) -> int:
-    r = client.get(f"/v1/collections/{name}/documents/{quote(source)}")
+def _doc_id(client: TestClient, name: str, source: str, headers: dict[str, str] | None = None) -> int:
+    r = client.get(f"/v1/collections/{name}/documents/{quote(source)}", headers=headers)
     assert r.status_code == 200, r.text
     return int(r.json()["id"])
 

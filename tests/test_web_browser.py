@@ -5,7 +5,11 @@ Covers: a search shows the verbatim quote with the query's words highlighted, wi
 opens at the page; the page-text view scrolls the quote into view; context expands in place; write controls
 appear only with the write token; upload then find the new file, then delete it; a document containing HTML and
 script shows as text; Turkish UI strings and Turkish upper-casing; empty-collection, no-result and API-error
-messages; phone width and keyboard use. Screenshots of the main screens go to ``KAYNAK_TEST_ARTIFACTS``
+messages; phone width and keyboard use. Issue 28: the collection choice kept across reload, language switch and
+a shared link; Back and Esc out of the page view; the Collections page at phone width; errors as one sentence in
+Turkish and English for each failing upload class; failing files per collection; delete and skipped-file
+feedback; the cited passage highlighted on the drawn PDF page; Markdown originals shown as text; titles, folded
+repeats, monospace code, one focus box, no gap after more context; weak-match marks; the small things. Screenshots of the main screens go to ``KAYNAK_TEST_ARTIFACTS``
 (default: ``<tmp>/kaynak-web-artifacts``), with the page's own time-to-first-result measurements.
 """
 

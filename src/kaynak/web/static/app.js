@@ -437,8 +437,11 @@
     performance.measure('kaynak:first-result', 'kaynak:search-response', 'kaynak:results-rendered');
     $('results').removeAttribute('aria-busy');
     const docsCount = new Set(hits.map(docKey)).size;
-    const count = !hits.length ? T.no_results
-      : docsCount < hits.length ? fmt('n_results_docs', { n: hits.length, d: docsCount }) : fmt('n_results', { n: hits.length });
+    let count = T.no_results;
+    if (hits.length) {
+      count = docsCount < hits.length
+        ? fmt('n_results_docs', { n: hits.length, d: docsCount }) : fmt('n_results', { n: hits.length });
+    }
     setStatus(data.no_good_match === true && hits.length
       ? [el('span', { class: 'weak-notice' }, T.no_good_match), ' ', count] : count);
     if (hits.length) await highlight(q, hits, quotes, seq);
@@ -511,7 +514,8 @@
     if (/```|~~~/.test(text)) return true;
     const lines = text.split('\n').filter((l) => l.trim());
     if (lines.length < 2) return false;
-    const codeish = lines.filter((l) => /^(\t| {2,})\S/.test(l) || /[;{}]\s*$|^\s*(import|from|def|class|const|let|function|return|<\/?[a-z])\b/.test(l));
+    const codeLine = /[;{}]\s*$|^\s*(import|from|def|class|const|let|function|return|<\/?[a-z])\b/;
+    const codeish = lines.filter((l) => /^(\t| {2,})\S/.test(l) || codeLine.test(l));
     return codeish.length * 2 >= lines.length;
   }
 
@@ -537,11 +541,13 @@
     const original = hit.document_id
       ? el('a', {
         class: 'original', href: fileUrl(hit.document_id) + (pdf ? `#page=${hit.page}` : ''), target: '_blank',
-        rel: 'noopener', 'data-action': 'original', onclick: (ev) => openFile(ev, hit.document_id, hit.page, hit.source),
+        rel: 'noopener', 'data-action': 'original',
+        onclick: (ev) => openFile(ev, hit.document_id, hit.page, hit.source),
       }, T.open_original)
       : null;
     const ranks = el('details', { class: 'ranks' }, el('summary', {}, T.ranks), rankList(hit.scores || {}));
-    return el('li', { class: 'hit' + (hit.match && hit.match.label === 'weak' ? ' weak' : ''), 'data-collection': hit.collection },
+    const weak = hit.match && hit.match.label === 'weak';
+    return el('li', { class: weak ? 'hit weak' : 'hit', 'data-collection': hit.collection },
       el('h3', {}, title),
       el('p', { class: 'path' }, hit.source),
       el('p', { class: 'where' },
@@ -715,7 +721,8 @@
   /* The PDF page drawn by the server with the quote marked; one focusable box around the passage. */
   async function drawPdfPage(v, quoted) {
     const q = quoted ? `&start=${Number(v.start)}&end=${Number(v.end)}` : '';
-    const width = Math.min(2000, Math.max(600, Math.round(Math.min(window.innerWidth, 1100) * (window.devicePixelRatio || 1))));
+    const wanted = Math.min(window.innerWidth, 1100) * (window.devicePixelRatio || 1);
+    const width = Math.min(2000, Math.max(600, Math.round(wanted)));
     let data;
     try {
       data = await api(`/v1/documents/${Number(v.documentId)}/pages/${Number(v.page)}/image?width=${width}${q}`);
@@ -794,7 +801,8 @@
     } else if (!$('viewer-view').hidden) {
       closeViewer(state.view || 'search');
     } else {
-      show(state.view && $(state.view + '-view') ? state.view : 'search');
+      const known = state.view && $(state.view + '-view') && (state.view !== 'upload' || access.write);
+      show(known ? state.view : 'search');
       if (state.view === 'browse') loadCollections().catch(showError);
     }
   }
@@ -874,7 +882,8 @@
     if (failing.length) {
       out.push(el('h4', {}, T.failing_heading), el('ul', { class: 'failures', id: 'failing-files' },
         failing.map((f) => el('li', {}, fileSentence(f.source, f.reason), ' ',
-          el('details', { class: 'tech' }, el('summary', {}, T.details), el('p', {}, bareReason(f.source, f.reason)))))));
+          el('details', { class: 'tech' }, el('summary', {}, T.details),
+            el('p', {}, bareReason(f.source, f.reason)))))));
     }
     if (warned.length) {
       out.push(el('h4', {}, T.warnings_heading), el('ul', { class: 'warnings', id: 'warned-docs' },
@@ -886,7 +895,7 @@
   const warningText = (w) => (typeof w === 'string' ? w : [w.page ? `p. ${w.page}` : '', w.message || w.warning
     || JSON.stringify(w)].filter(Boolean).join(': '));
 
-  /* Folding for the path filter: Turkish İ/I/ı/i are one letter, so "I1040" finds "i1040nr.pdf" in either language. */
+  /* Folding for the path filter: Turkish İ/I/ı/i are one letter, so "I1040" finds "i1040nr.pdf" in any language. */
   const fold = (text) => String(text).replace(/[İIı]/g, 'i').toLocaleLowerCase(LANG);
 
   function renderDocs() {
