@@ -9,8 +9,9 @@ messages; phone width and keyboard use. Issue 28: the collection choice kept acr
 a shared link; Back and Esc out of the page view; the Collections page at phone width; errors as one sentence in
 Turkish and English for each failing upload class; failing files per collection; delete and skipped-file
 feedback; the cited passage highlighted on the drawn PDF page; Markdown originals shown as text; titles, folded
-repeats, monospace code, one focus box, no gap after more context; weak-match marks; the small things. Screenshots of the main screens go to ``KAYNAK_TEST_ARTIFACTS``
-(default: ``<tmp>/kaynak-web-artifacts``), with the page's own time-to-first-result measurements.
+repeats, monospace code, one focus box, no gap after more context; weak-match marks; the small things.
+Screenshots of the main screens go to ``KAYNAK_TEST_ARTIFACTS`` (default: ``<tmp>/kaynak-web-artifacts``), with
+the page's own time-to-first-result measurements.
 """
 
 from __future__ import annotations

@@ -121,8 +121,8 @@ def _device_box(raw: Any, page: Any, size: tuple[int, int], rect: tuple[float, f
 def render_page(data: bytes, number: int, quote: str | None, width: int = DEFAULT_WIDTH) -> RenderedPage:
     """Page ``number`` (1-based) of the PDF ``data`` as a PNG about ``width`` pixels wide (within the caps), with
     ``quote`` highlighted when it is found in the page's text layer."""
-    import pypdfium2 as pdfium  # type: ignore[import-untyped]
-    import pypdfium2.raw as raw  # type: ignore[import-untyped]
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
     from PIL import Image, ImageChops, ImageDraw
 
     width = max(200, min(int(width), MAX_WIDTH))
