@@ -24,7 +24,7 @@ from kaynak.errors import CollectionNotFound, InvalidQuery
 from kaynak.quotes import MAX_QUOTE_CHARS, select_quotes, sentence_spans, word_spans
 from kaynak.search import SearchResults, SearchService
 from kaynak.store import Store
-from kaynak.store import connections as connections_module
+from kaynak.store import endpoint as endpoint_module
 from kaynak.structure import article_refs, promote_matching
 from kaynak.types import Chunk, Collection, Page
 from roundtrips import RoundTrips
@@ -262,7 +262,7 @@ def test_a_connection_used_moments_ago_is_not_checked(database_url: str, monkeyp
         one.list_collections()
         _, rt = count(one.list_collections)
         assert rt.count == 1, rt.statements
-        monkeypatch.setattr(connections_module, "CHECK_IDLE_S", 0.0)  # idle too long: an empty query first
+        monkeypatch.setattr(endpoint_module, "CHECK_IDLE_S", 0.0)  # idle too long: an empty query first
         time.sleep(0.01)
         _, rt = count(one.list_collections)
         assert rt.count == 2 and "empty query" in rt.statements[0], rt.statements

@@ -33,7 +33,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from kaynak.errors import BackupError, UsageError
-from kaynak.store.connections import map_errors, one, redact
+from kaynak.store.boundary import map_errors, one, redact
 from kaynak.store.server import DATABASE, embedded_bin_dir, embedded_major
 
 MARKER = "backup.json"

@@ -1,7 +1,7 @@
 """The KaynakError hierarchy: every error a user can cause or meet is one of these.
 
 Each message says what went wrong and what to do about it, naming the file, field or setting involved.
-Database driver errors never leave the store: ``kaynak.store.connections.map_errors`` turns every psycopg error
+Database driver errors never leave the store: ``kaynak.store.boundary.map_errors`` turns every psycopg error
 into one of the StoreError classes below (connection loss and outages → DatabaseUnavailable).
 
 How each face shows them (``status`` is the HTTP status of the RFC 9457 problem+json answer; the CLI prints the

@@ -14,7 +14,7 @@ from psycopg import sql
 
 from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.connections import one
+from kaynak.store.boundary import one
 from kaynak.types import LANGUAGES, ChunkRecord, Collection, DocumentInfo
 
 

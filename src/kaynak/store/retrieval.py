@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.connections import one
+from kaynak.store.boundary import one
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64

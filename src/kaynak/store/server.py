@@ -27,7 +27,7 @@ import psycopg
 from psycopg import sql
 
 from kaynak.errors import DatabaseUnavailable, DataDirError, ExtensionMissing
-from kaynak.store.connections import map_errors, one, redact
+from kaynak.store.boundary import map_errors, one, redact
 
 log = logging.getLogger(__name__)
 

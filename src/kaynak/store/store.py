@@ -1,6 +1,6 @@
 """Store: the database, composed of one part per job; every SQL statement kaynak runs lives in ``kaynak.store``.
 
-- ``base``: the error-bounded connection every part uses (``_conn``; ``connections.map_errors``).
+- ``base``: the error-bounded connection every part uses (``_conn``; ``boundary.map_errors``).
 - ``catalogue``: collections, documents, pages and chunks as stored (reads; collection create/delete).
 - ``writes``: replace/delete/move a document in one transaction; remembered ingest failures.
 - ``retrieval``: the vector and keyword legs of a search, query stemming, filters.
@@ -20,8 +20,9 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from kaynak.store import migrations
+from kaynak.store.boundary import map_errors, one
 from kaynak.store.catalogue import CatalogueMixin
-from kaynak.store.connections import Database, map_errors, one
+from kaynak.store.connections import Database
 from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, tsquery_literal
 from kaynak.store.scoring import ScoringMixin
 from kaynak.store.server import check_connection, resolve_url, restart_embedded

@@ -16,7 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kaynak.store.base import StoreBase
-from kaynak.store.connections import map_errors, one
+from kaynak.store.boundary import map_errors, one
 from kaynak.types import Collection
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 
 from kaynak.store import migrations
-from kaynak.store.connections import map_errors, redact
+from kaynak.store.boundary import map_errors, redact
 from kaynak.store.migrations import Progress, Status
 from kaynak.store.server import check_connection
 

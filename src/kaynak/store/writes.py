@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase
-from kaynak.store.connections import one
+from kaynak.store.boundary import one
 from kaynak.types import Chunk, Collection, Page
 
 
