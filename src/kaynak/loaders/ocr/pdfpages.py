@@ -116,12 +116,10 @@ def ocr_pdf_pages(
             n_rendered = len(pdf)
         if n_rendered != len(pages):
             run.warnings.append(f"the PDF renderer sees {n_rendered} pages, the text extractor {len(pages)}")
-        for k, page in enumerate(todo, start=1):
+        for page in todo:
             if page.number > n_rendered:
                 continue
             ocr = run.page(page.number, functools.partial(_render_pdf_page, pdf, page.number - 1))
-            if run.progress is not None:
-                run.progress(k, len(todo))
             if ocr is None:
                 continue
             if sum(ch.isalnum() for ch in ocr.text) <= sum(ch.isalnum() for ch in page.text):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -34,18 +33,16 @@ class OcrRun:
     info: TesseractInfo
     languages: str
     cache: OcrCache
-    progress: Callable[[int, int], None] | None = None
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def start(cls, path: Path, data: bytes, options: Any, what: str, dpi: int = RENDER_DPI) -> OcrRun:
-        override = _option(options, "ocr_languages") or os.environ.get("KAYNAK_OCR_LANGUAGES")
+        override = _option(options, "ocr_languages")  # KAYNAK_OCR_LANGUAGES, through Settings and LoadOptions
         wanted = ocr_languages(_option(options, "language"), override)
         info, languages, warnings = require_tesseract(path, wanted, what)
         data_dir = _option(options, "data_dir")
         cache = OcrCache(data_dir, hashlib.sha256(data).hexdigest(), languages, info.engine, dpi)
-        progress = _option(options, "progress")
-        return cls(path, info, languages, cache, progress if callable(progress) else None, warnings)
+        return cls(path, info, languages, cache, warnings)
 
     def page(self, number: int, render: Callable[[], tuple[Image.Image, int | None]]) -> PageOcr | None:
         """The OCR of page ``number`` from the cache, or rendered and OCR'd now; None (with a warning) when
