@@ -22,6 +22,7 @@ from kaynak.store.migrations.chunk_keys import m12_chunk_keys
 from kaynak.store.migrations.document_context import m10_header_terms, m11_document_language
 from kaynak.store.migrations.ingest_outcomes import m3_document_warnings_origin, m4_ingest_failures
 from kaynak.store.migrations.sync_sources import m7_sync_sources
+from kaynak.store.migrations.team_access import m13_team_access
 
 # pg_advisory_xact_lock key for migrations: any fixed 64-bit number unique to kaynak ("kaynak" in ASCII).
 _LOCK_KEY = 0x6B61796E616B
@@ -141,6 +142,7 @@ MIGRATIONS: list[Migration] = [
     Migration(10, "postings carry each chunk's document title terms: kaynak_header_tsv (issue 17)", m10_header_terms),
     Migration(11, "documents.language detected from the text (issue 17)", m11_document_language),
     Migration(12, "postings keyed by a 60-bit integer chunk key, kaynak_chunk_key(id) (issue 14)", m12_chunk_keys),
+    Migration(13, "access_tokens, audit_log, token_search_counts: team access (issue 31)", m13_team_access),
 ]
 
 
