@@ -8,7 +8,7 @@ so audit entries made with it still name it.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,9 +99,9 @@ class AccessMixin(StoreBase):
         self,
         name: str,
         secret_sha256: bytes,
-        read: Sequence[str],
-        write: Sequence[str],
-        admin: Sequence[str],
+        read: Iterable[str],
+        write: Iterable[str],
+        admin: Iterable[str],
         expires_at: datetime | None,
     ) -> TokenRecord:
         """Store a new token by its hash; Conflict when an unrevoked token already has ``name``."""

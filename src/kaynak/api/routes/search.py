@@ -13,8 +13,8 @@ from kaynak.search import parse_metadata_pairs
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, SearchModeName
 
 from ..deps import Read, get_context
-from ..observe import METRICS
 from ..models import SearchFiltersIn, SearchRequest
+from ..observe import METRICS
 from ..problems import responses
 
 log = logging.getLogger("kaynak.api")
