@@ -369,6 +369,13 @@ def test_mcp_over_http_sees_only_the_tokens_collections(ctx: Context, team: Team
         star = anyio.run(session, url, team.tokens["star"])
         with pytest.raises(Exception):  # noqa: B017 - no token while tokens exist: 401 before any tool
             anyio.run(session, url, None)
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        mcp_headers = {"Accept": "application/json, text/event-stream"}
+        r = httpx.post(f"{url}/mcp", json=ping, headers=mcp_headers)
+        assert r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
+        assert r.json()["request_id"] == r.headers["x-request-id"]
+        revoked = {**mcp_headers, **team.auth("revoked")}
+        assert httpx.post(f"{url}/mcp", json=ping, headers=revoked).status_code == 401
     assert found["listed"] & {team.a, team.b} == {team.a}
     assert found["star"] == {team.a}
     assert found["context_a"][0] is False and found["page_a"][0] is False
@@ -431,7 +438,7 @@ def test_cli_tokens_survive_a_restart_and_the_plaintext_is_never_stored_or_logge
                 )
         finally:
             c.close()
-    with c.store.__class__.open(database_url, data_dir) as store, store.pool.connection() as conn:
+    with Store.open(database_url, data_dir) as store, store.pool.connection() as conn:
         dump = conn.execute("SELECT string_agg(row_to_json(t)::text, ' ') FROM access_tokens t").fetchone()[0]
         audit = conn.execute("SELECT string_agg(row_to_json(t)::text, ' ') FROM audit_log t").fetchone()[0]
     assert secret not in dump and secret[4:] not in dump and secret not in audit
@@ -512,19 +519,34 @@ def test_rate_budgets_per_token_give_429_with_retry_after(data_dir: Path, databa
         c.close()
 
 
-def test_no_limits_by_default_without_tokens() -> None:
+class _NoTokens:
+    def tokens_exist(self) -> bool:
+        return False
+
+
+class _FakeContext:
+    def __init__(self, **settings: Any) -> None:
+        self.settings = load_settings(embedder="hash", **settings)
+        self.store = _NoTokens()
+
+
+def test_no_limits_by_default_without_tokens_and_per_address_when_set() -> None:
+    from kaynak.access import OPEN
     from kaynak.api.team import Team as Gate
+    from kaynak.errors import RateLimited
 
-    class FakeStore:
-        def tokens_exist(self) -> bool:
-            return False
-
-    class FakeContext:
-        settings = load_settings(embedder="hash")
-        store = FakeStore()
-
-    gate = Gate(FakeContext())  # type: ignore[arg-type]
-    assert gate.per_min("search") == 0 and gate.per_min("upload") == 0
+    gate = Gate(_FakeContext())  # type: ignore[arg-type]
+    assert gate.per_min("search") == 0 and gate.per_min("upload") == 0  # the loopback-only, tokenless setup
+    for _ in range(500):
+        gate.spend("search", OPEN, "127.0.0.1")
+    gate = Gate(_FakeContext(rate_search_per_min=2))  # type: ignore[arg-type]
+    gate.spend("search", OPEN, "127.0.0.1")
+    gate.spend("search", OPEN, "127.0.0.1")
+    with pytest.raises(RateLimited) as caught:
+        gate.spend("search", OPEN, "127.0.0.1")
+    assert 1 <= caught.value.retry_after <= 31 and "this address" in caught.value.message
+    gate.spend("search", OPEN, "127.0.0.2")  # every address has its own budget
+    gate.spend("upload", OPEN, "127.0.0.1")  # uploads are not searches (and unlimited here)
 
 
 # ---------------------------------------------------------------------------------------------- metrics, logs
