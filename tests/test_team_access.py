@@ -80,6 +80,22 @@ def test_access_rights_are_nested_and_scopes_parse() -> None:
     assert secret_hash(secret) == hashlib.sha256(secret.encode()).digest()
 
 
+def test_faces_reach_the_services_only_through_the_callers_context() -> None:
+    """Routes get the services from ``get_context`` (the caller's view), never from the app's Context captured when
+    the routers were built: that one sees every collection."""
+    import kaynak.api.routes
+    import kaynak.web.routes
+
+    files = [Path(kaynak.web.routes.__file__), *Path(kaynak.api.routes.__file__).parent.glob("*.py")]
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in files
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bcontext\.(search|ingest|store)\b", line)
+    ]
+    assert not found, "use get_context(request) instead:\n" + "\n".join(found)
+
+
 def test_the_scoped_store_overrides_every_method_that_names_stored_content() -> None:
     """A store method taking a collection, a name or ids must be scoped, or be listed as needing no scope: a new
     read method cannot slip past the token's scope unnoticed."""
@@ -239,6 +255,13 @@ def test_rest_reads_out_of_scope_answer_like_missing(http: TestClient, team: Tea
         gone = http.get("/v1/documents/999999999/file", headers=h)
         same_as_missing(out, gone, str(doc_id), "999999999")
     assert http.get(f"/v1/documents/{team.doc_ids[a][0]}/file", headers=h).status_code == 200
+    for doc_id in team.doc_ids[b]:  # the web page's PDF page drawing reaches documents by id too
+        out = http.get(f"/v1/documents/{doc_id}/pages/1/image", headers=h)
+        gone = http.get("/v1/documents/999999999/pages/1/image", headers=h)
+        same_as_missing(out, gone, str(doc_id), "999999999")
+    assert (
+        http.get(f"/v1/documents/{team.doc_ids[a][0]}/pages/1/image", headers=h).status_code == 400
+    )  # in scope: not a PDF
 
 
 def test_star_means_every_collection_the_token_may_read(http: TestClient, team: Team) -> None:

@@ -241,7 +241,7 @@ class Team:
 
 
 def team_of(scope: Scope) -> Team:
-    return scope["app"].state.team  # type: ignore[no-any-return]
+    return scope["app"].state.team
 
 
 def caller(scope: Scope) -> Access:
@@ -256,7 +256,7 @@ def caller(scope: Scope) -> Access:
         scope[ACCESS] = found
     if isinstance(found, KaynakError):
         raise found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -377,7 +377,7 @@ class AuditedIngest:
         report: Any = None
         try:
             report = self._base.ingest.ingest(paths, name, **kwargs)
-            return report  # type: ignore[no-any-return]
+            return report
         except BaseException as err:
             report = getattr(err, "report", None)
             raise
@@ -405,7 +405,7 @@ def caller_context(scope: Scope) -> CallerContext:
     if found is None:
         found = CallerContext(scope["app"].state.context, scope)
         scope["kaynak.caller_context"] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 # ---------------------------------------------------------------------------------------------- the gate

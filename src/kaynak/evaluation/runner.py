@@ -70,7 +70,7 @@ def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reran
     elif isinstance(text, str):
         items = [t.strip() for t in text.split(",") if t.strip()]
     else:
-        items = [t.strip() for t in text if t.strip()]
+        items = [t.strip() for t in text or () if t.strip()]
     if not items:
         raise UsageError("--modes is empty; give e.g. keyword,vector,hybrid", "modes")
     specs: list[ModeSpec] = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +224,7 @@ class IngestService:
         t0 = time.perf_counter()
         col, lang, emb = self._resolve(collection, language, embedder)
         known = self.store.document_states(col) if col is not None else {}
-        total = len(documents) if hasattr(documents, "__len__") else None
+        total = len(documents) if isinstance(documents, Sized) else None
 
         def prepare(item: tuple[str, str, LoadedDocument]) -> _Result:
             source, sha, doc = item

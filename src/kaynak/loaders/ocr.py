@@ -647,7 +647,7 @@ def ocr_pdf_pages(
         for k, page in enumerate(todo, start=1):
             if page.number > n_rendered:
                 continue
-            ocr = run.page(page.number, lambda i=page.number - 1: _render_pdf_page(pdf, i))
+            ocr = run.page(page.number, functools.partial(_render_pdf_page, pdf, page.number - 1))
             if run.progress is not None:
                 run.progress(k, len(todo))
             if ocr is None:

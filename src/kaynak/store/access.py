@@ -1,7 +1,7 @@
 """Team access in the database: access tokens (only their SHA-256 is stored), the audit trail, search counts.
 
-Tables from migration 13 (``kaynak.store.migrations.team_access``). A token is looked up by the hash of the text
-a client sends; the plaintext never reaches the database. Rows are never deleted: a revoked token keeps its row,
+Tables from migration 13 (``sql/0013_team_access.sql``). A token is looked up by the hash of the text a client
+sends; the plaintext never reaches the database. Rows are never deleted: a revoked token keeps its row,
 so audit entries made with it still name it.
 """
 

@@ -19,14 +19,14 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
+from kaynak.store.boundary import one
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
-_CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
+_CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
 
 
 @dataclass
@@ -148,7 +148,7 @@ class RetrievalMixin(StoreBase):
 
     def tr_lower(self, text: str) -> str:
         with self._conn() as conn:
-            return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
+            return str(one(conn.execute("SELECT tr_lower(%s)", (text,)))[0])
 
     # The pruned BM25 functions' (min_postings, seed_postings, split): below min_postings in all a query is summed
     # plainly; the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum
@@ -220,7 +220,7 @@ class RetrievalMixin(StoreBase):
         b: float,
         filters: SearchFilters | None,
         pruned: bool = True,
-    ) -> tuple[sql.Composable, list[Any]]:
+    ) -> tuple[sql.Composed, list[Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
         if pruned is not True:
@@ -243,7 +243,7 @@ class RetrievalMixin(StoreBase):
 
     def _bm25_full_sql(
         self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None
-    ) -> tuple[sql.Composable, list[Any]]:
+    ) -> tuple[sql.Composed, list[Any]]:
         """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
         cond, params = self._filter_sql(ids, filters)
         query_sql = sql.SQL(

@@ -16,7 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kaynak.store.base import StoreBase
-from kaynak.store.connections import map_errors
+from kaynak.store.boundary import map_errors, one
 from kaynak.types import Collection
 
 
@@ -123,7 +123,7 @@ class SyncStateMixin(StoreBase):
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
         try:
             with map_errors("the primary database"):
-                got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+                got = bool(one(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)))[0])
                 waited = False
                 while not got:
                     if stop is not None and stop():
@@ -132,7 +132,7 @@ class SyncStateMixin(StoreBase):
                         on_wait()
                     waited = True
                     time.sleep(0.2)
-                    got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+                    got = bool(one(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)))[0])
             yield got
         finally:
             conn.close()  # ends the session: the lock goes with it
