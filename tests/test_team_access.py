@@ -572,6 +572,23 @@ def test_no_limits_by_default_without_tokens_and_per_address_when_set() -> None:
     gate.spend("upload", OPEN, "127.0.0.1")  # uploads are not searches (and unlimited here)
 
 
+def test_a_stale_token_on_open_reads_is_ignored_as_before_but_write_guesses_count() -> None:
+    """Legacy setup (KAYNAK_API_TOKEN, reads open, no tokens made): a wrong token sent with reads is ignored, as it
+    always was; wrong tokens sent with writes are guesses at the API token and count against the address."""
+    from kaynak.api.team import Team as Gate
+    from kaynak.errors import RateLimited
+
+    gate = Gate(_FakeContext(api_token="the-real-one", auth_failures_per_min=3))  # type: ignore[arg-type]
+    stale = {"authorization": "Bearer an-old-token"}
+    for _ in range(20):
+        assert gate.resolve(stale, "127.0.0.1", "GET").any("read")
+    for _ in range(3):
+        assert not gate.resolve(stale, "127.0.0.1", "POST").any("write")
+    with pytest.raises(RateLimited):
+        gate.resolve(stale, "127.0.0.1", "POST")
+    assert gate.resolve({"authorization": "Bearer the-real-one"}, "127.0.0.9", "POST").any("write")
+
+
 # ---------------------------------------------------------------------------------------------- metrics, logs
 def test_metrics_from_loopback_or_an_admin_token(http: TestClient, ctx: Context, team: Team) -> None:
     http.get("/v1/search", params={"q": "kat", "collections": team.a}, headers=team.auth("reader_a"))

@@ -65,6 +65,7 @@ LOOPBACK_CLIENTS = frozenset({"127.0.0.1", "::1", "testclient"})
 AUTO_SEARCHES_PER_MIN = 120
 AUTO_UPLOADS_PER_MIN = 30
 TOUCH_EVERY_S = 60.0
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SANE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _UPLOAD = re.compile(r"^/v1/collections/[^/]+/documents/?$")
 
@@ -162,10 +163,14 @@ class Team:
     def writes_enabled(self) -> bool:
         return bool(self.settings.api_token) or self.tokens_exist()
 
-    def resolve(self, headers: dict[str, str], client: str) -> Access:
+    def resolve(self, headers: dict[str, str], client: str, method: str = "GET") -> Access:
         """The caller's Access (see the module docstring). Raises RateLimited when the address sent too many wrong
         tokens, AuthError for a revoked or expired token; a wrong token gives an Access without rights (reads
-        stay open where they are open to everyone)."""
+        stay open where they are open to everyone).
+
+        A wrong token counts against the address when it could be a guess that matters: one shaped like a
+        ``kaynak tokens`` token, any token while reads are closed, or one sent with a write. A stale token a page
+        keeps sending on open reads does not (it was ignored before tokens existed, and still is)."""
         s = self.settings
         token = bearer(headers)
         if token is None:
@@ -187,7 +192,7 @@ class Team:
                 )
         record = self.context.store.token_by_secret_hash(secret_hash(token)) if looks_like_token(token) else None
         if record is None or not record.active:
-            if guarded:
+            if guarded and (looks_like_token(token) or not self.reads_open() or method not in SAFE_METHODS):
                 self.failures.take(client, per_min)
                 METRICS.inc("kaynak_auth_failures_total")
             if record is not None:
@@ -250,7 +255,7 @@ def caller(scope: Scope) -> Access:
     if found is None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
-            found = team_of(scope).resolve(headers, client_host(scope))
+            found = team_of(scope).resolve(headers, client_host(scope), scope.get("method", "GET"))
         except KaynakError as err:
             found = err
         scope[ACCESS] = found
@@ -438,7 +443,7 @@ class TeamGate:
         try:
             if path not in LAZY_PATHS and not path.startswith("/static/"):
                 try:
-                    scope[ACCESS] = await anyio.to_thread.run_sync(self.team.resolve, headers, client)
+                    scope[ACCESS] = await anyio.to_thread.run_sync(self.team.resolve, headers, client, method)
                 except RateLimited:
                     raise
                 except KaynakError as err:  # a revoked token, the database away: said when a route needs it
