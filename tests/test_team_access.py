@@ -531,6 +531,10 @@ def test_rate_budgets_per_token_give_429_with_retry_after(data_dir: Path, databa
             retry = int(r.headers["Retry-After"])
             assert 1 <= retry <= 13, retry  # 5 a minute: one more every 12 s
             assert "5 a minute" in body["detail"] and body["request_id"] == r.headers["x-request-id"]
+            from kaynak.api.observe import METRICS
+
+            refused = {"route": "/v1/search", "method": "GET", "status": "429"}  # named by route though never routed
+            assert METRICS.value("kaynak_http_requests_total", refused) >= 3
             # another token has its own budget; browsing is not a search
             assert client.get("/v1/search", params=q, headers=team.auth("star")).status_code == 200
             assert client.get(f"/v1/collections/{team.a}", headers=team.auth("reader_a")).status_code == 200

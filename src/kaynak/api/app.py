@@ -81,7 +81,8 @@ def create_app(context: Context | None = None) -> FastAPI:
     routes = [r for router in [*ROUTERS, web] for r in router.routes]
     app.add_middleware(Guard, settings=settings, routes=routes)
     # Outside even that: the request id, the caller's Access and budgets, metrics and the JSON request log.
-    app.add_middleware(TeamGate, team=team)
+    mcp_routes = [r for r in app.router.routes if getattr(r, "path", None) == "/mcp"]
+    app.add_middleware(TeamGate, team=team, routes=[*routes, *mcp_routes])
     return app
 
 

@@ -129,11 +129,19 @@ class Metrics:
 METRICS = Metrics()  # one per process, as Prometheus expects of a scrape target
 
 
-def route_label(scope: Any) -> str:
-    """The matched route's template (``/v1/collections/{name}``), ``/static/{name}``, or ``unmatched``."""
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    return str(path) if path else "unmatched"
+def route_label(scope: Any, routes: Any = ()) -> str:
+    """The route's template (``/v1/collections/{name}``), or ``unmatched``: the route that answered, else (a request
+    refused before routing: 401, 413, 429) the one of ``routes`` it was for."""
+    path = getattr(scope.get("route"), "path", None)
+    if path:
+        return str(path)
+    from starlette.routing import Match
+
+    for route in routes:
+        match, _ = route.matches(scope)
+        if match is Match.FULL:
+            return str(getattr(route, "path", "unmatched"))
+    return "unmatched"
 
 
 def scrape_gauges(context: Any) -> list[tuple[str, str, str, dict[str, str], float]]:

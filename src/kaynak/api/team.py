@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -417,9 +418,10 @@ def caller_context(scope: Scope) -> CallerContext:
 class TeamGate:
     """The outermost ASGI layer (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, team: Team) -> None:
+    def __init__(self, app: ASGIApp, team: Team, routes: Sequence[Any] = ()) -> None:
         self.app = app
         self.team = team
+        self.routes = list(routes)  # to name the route of a request refused before routing (metrics, log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -466,7 +468,7 @@ class TeamGate:
                 await anyio.to_thread.run_sync(self._count_search, scope[ACCESS].name)
         finally:
             elapsed = time.perf_counter() - started
-            route = route_label(scope)
+            route = route_label(scope, self.routes)
             METRICS.observe_request(route, method, status["code"], elapsed)
             access = scope.get(ACCESS)
             request_log.info(
