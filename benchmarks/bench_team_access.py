@@ -87,7 +87,19 @@ def main() -> None:
                         assert r.status_code == 200, r.text
                         if i >= 5:  # warm-up
                             times[mode][who].append(elapsed * 1000)
+            # the resolution alone (what the gate does per request), both kinds, interleaved
+            team = client.app.state.team  # type: ignore[attr-defined]
+            resolve: dict[str, list[float]] = {who: [] for who in headers}
+            for _ in range(500):
+                for who, h in headers.items():
+                    lower = {k.lower(): v for k, v in h.items()}
+                    start = time.perf_counter()
+                    team.resolve(lower, "127.0.0.1", "GET")
+                    resolve[who].append((time.perf_counter() - start) * 1000)
         out: dict[str, dict[str, dict[str, float]]] = {}
+        out["resolve"] = {w: {"p50_ms": statistics.median(ms), "n": len(ms)} for w, ms in resolve.items()}
+        for who, ms in resolve.items():
+            print(f"resolve  {who:32} p50 {statistics.median(ms):6.3f} ms")
         for mode, per in times.items():
             out[mode] = {}
             for who, ms in per.items():
