@@ -639,7 +639,7 @@ def test_every_request_has_an_id_and_one_json_log_line(
     assert team.tokens["reader_a"] not in json.dumps(lines)
 
 
-def test_search_counts_without_query_text(data_dir: Path, database_url: str, team: Team) -> None:
+def test_search_counts_without_query_text(env: dict[str, str], data_dir: Path, database_url: str, team: Team) -> None:
     c = make_context(data_dir, database_url, audit_searches=True)
     try:
         with TestClient(create_app(c)) as client:
@@ -648,6 +648,8 @@ def test_search_counts_without_query_text(data_dir: Path, database_url: str, tea
                 assert r.status_code == 200
         counts = [x for x in c.store.search_counts() if x["token"] == f"mixed-{team.tag}"]
         assert counts and counts[-1]["searches"] >= 3 and set(counts[-1]) == {"token", "day", "searches"}
+        shown = CliRunner().invoke(cli_app, ["audit", "--searches", "--json"])
+        assert shown.exit_code == 0 and f"mixed-{team.tag}" in shown.stdout and "kat" not in shown.stdout
     finally:
         c.close()
 

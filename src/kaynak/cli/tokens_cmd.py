@@ -154,10 +154,14 @@ def audit(
     since: Annotated[str | None, typer.Option("--since", help="Only entries since: 7d, 12h, or a date.")] = None,
     collection: Annotated[str | None, typer.Option("--collection", "-c", help="Only this collection.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1_000_000, help="At most this many (newest).")] = 1000,
+    searches: Annotated[
+        bool, typer.Option("--searches", help="Searches per token and day instead (KAYNAK_AUDIT_SEARCHES=true).")
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """The audit trail: every write over REST (upload, document delete, collection create/delete) and every token
-    create/revoke, with time, token name, client address, collection and sources. Searches are not in it.
+    create/revoke, with time, token name, client address, collection and sources. Searches are not in it;
+    with KAYNAK_AUDIT_SEARCHES=true the server counts them per token and day (--searches), never their text.
 
     Examples:
 
@@ -169,9 +173,19 @@ def audit(
         when = parse_since(since)
         ctx = make_context()
         try:
-            entries = ctx.store.audit_entries(when, collection, limit)
+            counts = ctx.store.search_counts(when) if searches else []
+            entries = [] if searches else ctx.store.audit_entries(when, collection, limit)
         finally:
             ctx.close()
+    if searches:  # counts only: which token searched how often on which day, never what
+        if json_out:
+            print_json({"searches": counts})
+            return
+        counts_table = Table("day", "token", "searches")
+        for row in counts:
+            counts_table.add_row(row["day"], row["token"], str(row["searches"]))
+        console.print(counts_table)
+        return
     if json_out:
         print_json({"entries": [e.to_dict() for e in entries]})
         return
