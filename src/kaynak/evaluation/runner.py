@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from kaynak.errors import CollectionNotFound, KaynakError, UsageError
 from kaynak.evaluation import metrics as M
 from kaynak.evaluation.datasets import BeirDataset, Question
-from kaynak.types import LANGUAGES, LoadedDocument, Page
-from kaynak.vocabulary import KEYWORD_RANKINGS, SearchMode
+from kaynak.types import LoadedDocument, Page
+from kaynak.vocabulary import KEYWORD_RANKINGS, LANGUAGES, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.context import Context

@@ -27,7 +27,8 @@ from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFou
 from kaynak.loaders import LoadOptions
 from kaynak.rules import check_collection_name
 from kaynak.store import Store
-from kaynak.types import LANGUAGES, Collection, LoadedDocument
+from kaynak.types import Collection, LoadedDocument
+from kaynak.vocabulary import LANGUAGES
 
 from .discovery import Discovery, FileJob, PathFilter, discover
 from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded

@@ -78,8 +78,6 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
                 run.warnings.append(f"page {number}: frame cannot be decoded ({type(err).__name__}: {err}); skipped")
                 pages.append(Page(number, ""))
                 continue
-            if run.progress is not None:
-                run.progress(number, n_frames)
             if ocr is None:
                 pages.append(Page(number, ""))
                 continue

@@ -15,7 +15,8 @@ from psycopg import sql
 from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
 from kaynak.store.base import StoreBase, like_escape
 from kaynak.store.boundary import one
-from kaynak.types import LANGUAGES, ChunkRecord, Collection, DocumentInfo
+from kaynak.types import ChunkRecord, Collection, DocumentInfo
+from kaynak.vocabulary import LANGUAGES
 
 
 @dataclass

@@ -55,14 +55,6 @@ class SyncStateMixin(StoreBase):
             for r in rows
         ]
 
-    def forget_source(self, collection: Collection, root: str) -> bool:
-        with self._conn() as conn:
-            row = conn.execute(
-                "DELETE FROM collection_sources WHERE collection_id = %s AND root = %s RETURNING root",
-                (collection.id, root),
-            ).fetchone()
-        return row is not None
-
     def mark_synced(self, collection: Collection, roots: Sequence[str], summary: dict[str, Any]) -> None:
         """Record that ``roots`` of ``collection`` were brought up to date now (``summary``: what was done)."""
         with self._conn() as conn:
