@@ -164,6 +164,21 @@ class Team:
     def writes_enabled(self) -> bool:
         return bool(self.settings.api_token) or self.tokens_exist()
 
+    def quick(self, headers: dict[str, str]) -> Access | None:
+        """The caller's Access when it is known without the database (the configured tokens, or no token once the
+        answer about tokens is cached), else None: ``resolve`` then runs in a worker thread."""
+        s = self.settings
+        token = bearer(headers)
+        if token is None:
+            if s.read_token or self._tokens_seen:
+                return NOBODY
+            return OPEN if time.monotonic() - self._checked_at < 2.0 else None
+        if s.api_token and matches(token, s.api_token):
+            return API_TOKEN
+        if s.read_token and matches(token, s.read_token):
+            return READ_TOKEN
+        return None
+
     def resolve(self, headers: dict[str, str], client: str, method: str = "GET") -> Access:
         """The caller's Access (see the module docstring). Raises RateLimited when the address sent too many wrong
         tokens, AuthError for a revoked or expired token; a wrong token gives an Access without rights (reads
@@ -445,7 +460,8 @@ class TeamGate:
         try:
             if path not in LAZY_PATHS and not path.startswith("/static/"):
                 try:
-                    scope[ACCESS] = await anyio.to_thread.run_sync(self.team.resolve, headers, client, method)
+                    quick = self.team.quick(headers)  # no thread hop when the database has nothing to say
+                    scope[ACCESS] = quick or await anyio.to_thread.run_sync(self.team.resolve, headers, client, method)
                 except RateLimited:
                     raise
                 except KaynakError as err:  # a revoked token, the database away: said when a route needs it
@@ -453,7 +469,7 @@ class TeamGate:
                 budget = self.team.budget_of(method, path)
                 access = scope[ACCESS]
                 if budget is not None and isinstance(access, Access):
-                    await anyio.to_thread.run_sync(self.team.spend, budget, access, client)
+                    await anyio.to_thread.run_sync(self.team.spend, budget, access, client)  # may ask tokens_exist
         except KaynakError as err:
             await _send_error(reply, err, path)
         else:
