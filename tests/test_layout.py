@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "quotes": 0,
     "fusion": 0,
     "structure": 0,
+    "access": 0,
     # 1: engines and storage
     "embeddings": 1,
     "loaders": 1,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 import uuid
@@ -27,6 +28,8 @@ from kaynak.types import Chunk, Page
 
 SQL_DIR = Path(migrations.__file__).parent / "sql"
 HASH = HashEmbedder()
+#: What a database at version 11 is upgraded by: migration 12 (a rewrite) and any schema-only ones after it.
+UPGRADE = list(range(12, migrations.LATEST + 1))
 
 #: SHA-256 of every frozen migration file. A shipped migration never changes: add a new one instead.
 PINNED = {
@@ -42,6 +45,7 @@ PINNED = {
     "0010_header_terms.sql": "d7c6ad5c24bef7ba9433c4771a7c802d55f6ec444b462db7fca387df20610bd5",
     "0012_chunk_keys.sql": "2a3607de63a4f4339077d4cba905b68fe0bb2780d1bd75f6399eaf91aa514eb1",
     "0012_chunk_keys_finish.sql": "fbcbb98ae575fc118fb89db6c91ee42ef64f33475425a28dd74dc06790f3bddb",
+    "0013_team_access.sql": "8254bb7ab915bb1f54040d2e00613a277ed398364297c6bedceb1925d281c364",
 }
 
 DOCS = {
@@ -249,8 +253,8 @@ def test_an_upgrade_stopped_midway_resumes_to_the_same_state(
     assert st.version == 11 and 12 in st.in_progress and st.in_progress[12][0] == 2
     with pytest.raises(MigrationRequired, match=r"under way.*kaynak migrate"):
         Store(stopped, pool_size=1)  # a half-done upgrade is never used, whatever its size
-    assert migrate(stopped) == [12]
-    assert migrate(straight) == [12]
+    assert migrate(stopped) == UPGRADE
+    assert migrate(straight) == UPGRADE
     assert migration_status(stopped).in_progress == {}
     assert _contents(stopped) == _contents(straight) == _contents(fresh)
 
@@ -263,14 +267,14 @@ def test_a_big_upgrade_is_refused_at_start_with_what_to_run(
         _ingest(store, "mig_" + uuid.uuid4().hex[:6])
     _at_version_11(fresh, old)
     monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)
-    with pytest.raises(MigrationRequired, match=r"schema 11 to 12.*kaynak migrate"):
+    with pytest.raises(MigrationRequired, match=rf"schema 11 to {migrations.LATEST}.*kaynak migrate"):
         Store(old, pool_size=1)
     with pytest.raises(MigrationRequired):
         Store(old, pool_size=1, migrate="never")
     status = migration_status(old)
-    assert [v for v, _, _ in status.pending] == [12] and status.rows > 0
+    assert [v for v, _, _ in status.pending] == UPGRADE and status.rows > 0
     with Store(old, pool_size=1, migrate="always") as store:
-        assert store.applied_migrations == [12]
+        assert store.applied_migrations == UPGRADE
 
 
 def test_a_small_upgrade_runs_at_start(new_database: Callable[[], str]) -> None:
@@ -279,7 +283,7 @@ def test_a_small_upgrade_runs_at_start(new_database: Callable[[], str]) -> None:
         _ingest(store, "mig_" + uuid.uuid4().hex[:6])
     _at_version_11(fresh, old)
     with Store(old, pool_size=1) as store:
-        assert store.applied_migrations == [12]
+        assert store.applied_migrations == UPGRADE
 
 
 def test_a_database_from_a_newer_kaynak_is_refused(new_database: Callable[[], str]) -> None:
@@ -310,14 +314,14 @@ def test_cli_migrate_status_upgrade_and_doctor(
     monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)  # this small database stands for a big one
     runner = CliRunner()
     res = runner.invoke(app, ["migrate", "--status"])
-    assert res.exit_code == 0 and "schema version 11, this kaynak needs 12" in res.stdout, res.output
+    assert res.exit_code == 0 and f"schema version 11, this kaynak needs {migrations.LATEST}" in res.stdout, res.output
     doctor = runner.invoke(app, ["doctor", "--json"])
     assert doctor.exit_code == 1 and "kaynak migrate" in doctor.stdout, doctor.output
     search = runner.invoke(app, ["search", "boiler pressure", "-c", name, "--mode", "keyword"])
     assert search.exit_code == 1 and "run `kaynak migrate`" in search.output, search.output
     res = runner.invoke(app, ["migrate", "--no-backup", "--json"])
     assert res.exit_code == 0, res.output
-    assert '"applied": [\n    12\n  ]' in res.stdout and '"pending": []' in res.stdout
+    assert json.loads(res.stdout)["applied"] == UPGRADE and '"pending": []' in res.stdout
     search = runner.invoke(app, ["search", "boiler pressure", "-c", name, "--mode", "keyword"])
     assert search.exit_code == 0 and "boiler.txt" in search.stdout, search.output
 
@@ -349,6 +353,6 @@ def test_a_server_told_to_migrate_always_backs_up_first(
         _ingest(store, "mig_" + uuid.uuid4().hex[:6])
     _at_version_11(fresh, old)
     with Context(database_url=old, data_dir=tmp_path, migrate="always") as ctx:
-        assert ctx.store.applied_migrations == [12]
-    backups = list((tmp_path / "backups").glob("before-schema-12-*.dump"))
+        assert ctx.store.applied_migrations == UPGRADE
+    backups = list((tmp_path / "backups").glob(f"before-schema-{migrations.LATEST}-*.dump"))
     assert len(backups) == 1 and backups[0].stat().st_size > 0

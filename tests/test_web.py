@@ -154,6 +154,8 @@ def test_access_reports_what_the_token_allows(client: TestClient) -> None:
         "read_token_required": False,
         "writes_enabled": True,
         "languages": None,
+        "token": None,  # issue 31: a token's name and its scope per right
+        "scopes": {"read": "*", "write": [], "admin": []},
     }
     assert client.get("/v1/access", headers={"Authorization": f"Bearer {TOKEN}"}).json()["write"] is True
     assert client.get("/v1/access", headers={"Authorization": "Bearer wrong"}).json()["write"] is False

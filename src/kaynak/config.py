@@ -145,6 +145,25 @@ class Settings(BaseSettings):
     allowed_hosts: str | None = Field(
         default=None, description="More Host names (comma-separated) accepted when bound to loopback (proxies)."
     )
+    # --- team access (docs/adr/0024-team-access.md)
+    rate_search_per_min: int | None = Field(
+        default=None,
+        ge=0,
+        description="Searches (REST and MCP) per minute per token or client address; unset = 120 once tokens exist "
+        "(kaynak tokens create), else none; 0 = no limit.",
+    )
+    rate_upload_per_min: int | None = Field(
+        default=None,
+        ge=0,
+        description="Upload requests per minute per token or client address; unset = 30 once tokens exist, else "
+        "none; 0 = no limit.",
+    )
+    auth_failures_per_min: int = Field(
+        default=10, ge=1, description="Wrong bearer tokens per minute per client address before 429 (brute force)."
+    )
+    audit_searches: bool = Field(
+        default=False, description="Count searches per token and day in the database (never the query text)."
+    )
     log_file: Path | None = None
 
     @property

@@ -12,6 +12,8 @@ message, so the agent sees it and the session goes on):
     KaynakError                 base class                                      400    1         tool error
     ├── ConfigError             a setting is wrong or missing                   400    1         tool error
     ├── AuthError               missing, wrong or unconfigured bearer token     401/403 1        (REST only)
+    ├── RateLimited             a token or address over its request budget      429 +  1         (REST only)
+    │                           (or too many wrong tokens); Retry-After         Retry-After
     ├── RequestTooLarge         a request body over its limit                   413    1         (REST only)
     ├── RequestTimeout          a request body sent too slowly                  408    1         (REST only)
     ├── HostNotAllowed          foreign Host / Origin on a loopback server      421/403 1        (REST only)
@@ -91,6 +93,18 @@ class AuthError(KaynakError):
     def __init__(self, message: str, status: int = 401) -> None:
         super().__init__(message)
         self.status = status
+
+
+class RateLimited(KaynakError):
+    """A token (or client address) spent its budget of searches or uploads, or sent too many wrong tokens (429,
+    with Retry-After: the seconds until the budget allows the next request)."""
+
+    status = 429
+    title = "too many requests"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))
 
 
 class RequestTooLarge(KaynakError):

@@ -4,6 +4,9 @@
 the first tool call rather than at start-up). The service has no write methods, so no tool, resource or prompt can
 change data: read-only by construction, and every tool is annotated ``readOnlyHint``.
 
+Over Streamable HTTP the tools see only the collections the request's bearer token may read (``bind_caller``);
+over stdio they act as the local user, with full access.
+
 ``run_stdio`` is ``kaynak mcp``: logging goes to stderr (and ``KAYNAK_LOG_FILE`` if set) before anything else is
 imported, and the SDK's stdio transport diverts file descriptor 1 to stderr while it serves, so the embedded
 PostgreSQL server, models and stray prints can never write on the protocol channel.
@@ -11,6 +14,7 @@ PostgreSQL server, models and stray prints can never write on the protocol chann
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
 import threading
@@ -30,6 +34,11 @@ if TYPE_CHECKING:
     from kaynak.search import SearchService
 
 log = logging.getLogger("kaynak.mcp")
+
+# The caller of the tool call being served: set per request by ``_Service.bind_caller``. Over Streamable HTTP it is
+# the Access ``kaynak.api.team`` resolved from the request's bearer token; over stdio (and in-process) the local
+# user, with full access. Unset means nobody: a tool reached by some other path sees no collection at all.
+_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("kaynak_mcp_caller", default=None)
 
 INSTRUCTIONS = (
     "kaynak searches the user's own documents (PDF, Markdown, text, HTML, DOCX; Turkish and English) and returns "
@@ -74,6 +83,39 @@ class _Service:
             self._made = self._search() if callable(self._search) else self._search
         return self._made
 
+    def for_caller(self) -> SearchService:
+        """The service as the current caller may use it: only the collections it may read (see ``_CALLER``)."""
+        from kaynak.access import NOBODY
+
+        service = self.get()
+        visible = (_CALLER.get() or NOBODY).visible("read")
+        if visible is None:
+            return service
+        import copy
+
+        from kaynak.store.scoped import scoped_view
+
+        view = copy.copy(service)
+        view.store = scoped_view(service.store, visible)
+        return view
+
+    async def bind_caller(self, ctx: Any, call_next: Any) -> Any:
+        """MCP middleware: the caller of this message, from the HTTP request's scope, or the local user."""
+        from kaynak.access import LOCAL, NOBODY
+
+        request = getattr(ctx, "request", None)
+        access: Any
+        if request is None:
+            access = LOCAL  # stdio or in-process: the person at this machine
+        else:
+            found = getattr(request, "scope", {}).get("kaynak.access")
+            access = found if hasattr(found, "visible") else NOBODY
+        token = _CALLER.set(access)
+        try:
+            return await call_next(ctx)
+        finally:
+            _CALLER.reset(token)
+
     def call(self, fn: Callable[[SearchService], Any], *texts: Any) -> Any:
         """``fn(service)``, with KaynakErrors (and NUL characters in ``texts``) as ToolErrors naming the problem."""
         from mcp.server.mcpserver.exceptions import ToolError
@@ -84,7 +126,7 @@ class _Service:
             if "\x00" in (",".join(t) if isinstance(t, list) else str(t or "")):
                 raise ToolError("arguments must not contain NUL characters (\\u0000)")
         try:
-            return fn(self.get())
+            return fn(self.for_caller())
         except KaynakError as err:
             raise ToolError(err.message) from None
 
@@ -124,6 +166,7 @@ def build_mcp(
 
     service = _Service(search)
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server.middleware.append(service.bind_caller)
     if warm_up:
         server.middleware.append(service.start_warm_up)
     read_only = ToolAnnotations(

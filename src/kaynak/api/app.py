@@ -13,8 +13,10 @@ from kaynak.context import Context
 
 from .deps import ReadAuth, no_nul_params
 from .limits import Guard, header_deadline_protocol, mcp_transport_security
+from .observe import router as metrics_router
 from .problems import install_handlers, responses
 from .routes import ROUTERS
+from .team import Team, TeamGate, configure_request_log
 
 
 def create_app(context: Context | None = None) -> FastAPI:
@@ -46,15 +48,18 @@ def create_app(context: Context | None = None) -> FastAPI:
         version=__version__,
         description=(
             "Search your own documents and quote the passage that answers, with file, page and section.\n\n"
-            "Reads are open (or need `Authorization: Bearer <KAYNAK_READ_TOKEN>` when a read token is set); "
-            "writes need `Authorization: Bearer <KAYNAK_API_TOKEN>`. Errors are RFC 9457 problem+json. "
+            "Reads are open (or need `Authorization: Bearer <token>` when a read token is set or tokens were "
+            "created with `kaynak tokens create`); writes need `Authorization: Bearer <KAYNAK_API_TOKEN>` or a "
+            "token with write scope. A collection outside a token's scope answers like a missing one (404). "
+            "Errors are RFC 9457 problem+json with a `request_id`. "
             "The MCP Streamable HTTP endpoint is at `/mcp`."
         ),
         lifespan=lifespan,
-        responses=responses(400, 401, 403, 404, 408, 413, 421, 422, 503),  # every route may answer these
+        responses=responses(400, 401, 403, 404, 408, 413, 421, 422, 429, 503),  # every route may answer these
         dependencies=[Depends(no_nul_params)],
     )
     app.state.context = ctx
+    app.state.team = team = Team(ctx)  # who calls, with which scope and budget (kaynak.api.team)
 
     # The MCP endpoint: the SDK's own route (with its DNS-rebinding protection on loopback), behind the read token.
     for route in mcp_starlette.routes:
@@ -69,11 +74,15 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     web = web_router(ctx)
     app.include_router(web)
+    app.include_router(metrics_router())
 
     install_handlers(app)
     # Outermost: Host / Origin, auth and body limits before anything reads the request (kaynak.api.limits).
     routes = [r for router in [*ROUTERS, web] for r in router.routes]
     app.add_middleware(Guard, settings=settings, routes=routes)
+    # Outside even that: the request id, the caller's Access and budgets, metrics and the JSON request log.
+    mcp_routes = [r for r in app.router.routes if getattr(r, "path", None) == "/mcp"]
+    app.add_middleware(TeamGate, team=team, routes=[*routes, *mcp_routes])
     return app
 
 
@@ -82,11 +91,13 @@ def serve(context: Context, host: str | None = None, port: int | None = None, lo
     import uvicorn
 
     app = create_app(context)
+    configure_request_log(context.settings.log_file)  # one JSON line per request (uvicorn's own access log is off)
     uvicorn.run(
         app,
         host=host or context.settings.host,
         port=port or context.settings.port,
         log_level=log_level,
+        access_log=False,
         proxy_headers=False,
         server_header=False,
         http=header_deadline_protocol(context.settings.read_timeout_s),  # slow headers: connection closed

@@ -1,70 +1,42 @@
 """Request dependencies shared by the routers: the ``Context``, read and write auth, and the NUL-character guard.
 
-The context lives on ``app.state.context`` (set by ``create_app``). Writes need ``Authorization: Bearer
-<KAYNAK_API_TOKEN>`` (403 when no token is configured); reads are open unless ``KAYNAK_READ_TOKEN`` is set, then
-they need it or the API token. ``ReadAuth`` applies the read rule to a plain ASGI app (the MCP endpoint).
+The context lives on ``app.state.context`` (set by ``create_app``); routes get it through ``get_context``, as the
+caller may use it. Who the caller is and what it may do is ``kaynak.api.team``'s (``Access``): writes need a write
+right (``KAYNAK_API_TOKEN`` or a token with ``--write``; 403 when writes are not enabled at all), reads are open
+unless ``KAYNAK_READ_TOKEN`` is set or tokens were created. ``ReadAuth`` applies the read rule to a plain ASGI app
+(the MCP endpoint).
 """
 
 from __future__ import annotations
 
-import hmac
-from typing import Any
+from typing import Any, cast
 
 from fastapi import Depends, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kaynak.context import Context
-from kaynak.errors import AuthError, UsageError
+from kaynak.errors import AuthError, KaynakError, UsageError
 
-from .problems import send_problem
+from .problems import error_response, send_problem
+from .team import caller, caller_context, check_collection, check_read, check_write, team_of
 
 
 def get_context(request: Request) -> Context:
-    """The app's Context (``app.state.context``)."""
-    return request.app.state.context
-
-
-def bearer(headers: Any) -> str | None:
-    """The bearer token of ``Authorization``, or None."""
-    header = headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-def matches(token: str | None, *expected: str | None) -> bool:
-    """Constant-time comparison against each configured token."""
-    return token is not None and any(
-        e is not None and hmac.compare_digest(token.encode(), e.encode()) for e in expected
-    )
-
-
-def check_read(context: Context, headers: Any) -> None:
-    s = context.settings
-    if s.read_token and not matches(bearer(headers), s.read_token, s.api_token):
-        raise AuthError("reads need Authorization: Bearer <KAYNAK_READ_TOKEN> on this server")
-
-
-def check_write(context: Context, headers: Any) -> None:
-    s = context.settings
-    if not s.api_token:
-        raise AuthError(
-            "write endpoints are disabled: set KAYNAK_API_TOKEN (or api_token in kaynak.toml) when starting "
-            "`kaynak serve`, then send Authorization: Bearer <token>",
-            status=403,
-        )
-    token = bearer(headers)
-    if token is None:
-        raise AuthError("this endpoint writes: send Authorization: Bearer <KAYNAK_API_TOKEN>")
-    if not matches(token, s.api_token):
-        raise AuthError("wrong API token: send Authorization: Bearer <KAYNAK_API_TOKEN>", status=403)
+    """The app's Context as this request's caller may use it (``kaynak.api.team.CallerContext``): searches see
+    only the collections the caller may read, writes are checked against its scope and audited."""
+    return cast(Context, caller_context(request.scope))
 
 
 def read_access(request: Request) -> None:
-    check_read(get_context(request), request.headers)
+    check_read(caller(request.scope))
 
 
 def write_access(request: Request) -> None:
-    check_write(get_context(request), request.headers)
+    access = caller(request.scope)
+    check_write(access, team_of(request.scope).writes_enabled())
+    name = request.path_params.get("name")
+    if isinstance(name, str):  # a write to one collection: its scope, before the route reads anything
+        check_collection(access, "write", name, request.app.state.context)
 
 
 Read = Depends(read_access)
@@ -93,7 +65,7 @@ def no_nul_params(request: Request) -> None:
 
 
 class ReadAuth:
-    """ASGI wrapper for the MCP endpoint: when a read token is configured, require it (or the API token)."""
+    """ASGI wrapper for the MCP endpoint: the caller needs a read right (the tools then see only its collections)."""
 
     def __init__(self, app: ASGIApp, context: Context) -> None:
         self.app = app
@@ -101,12 +73,16 @@ class ReadAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             try:
-                check_read(self.context, headers)
-            except AuthError:
-                await send_problem(
-                    send, 401, "not authorised", "send Authorization: Bearer <KAYNAK_READ_TOKEN>", scope.get("path")
+                check_read(caller(scope))
+            except AuthError as err:
+                await send_problem(send, err.status, "not authorised", err.message, scope.get("path"))
+                return
+            except KaynakError as err:
+                response = error_response(err, scope.get("path"))
+                await send(
+                    {"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers}
                 )
+                await send({"type": "http.response.body", "body": response.body})
                 return
         await self.app(scope, receive, send)

@@ -5,8 +5,8 @@ In this order, for every HTTP request:
 1. Host and Origin (when bound to loopback): ``Host`` must name this machine (``127.0.0.1``, ``localhost``,
    ``[::1]``, any port) or one of ``KAYNAK_ALLOWED_HOSTS``; a browser's ``Origin``, when sent, likewise. A
    DNS-rebinding page therefore gets 421/403, never documents. The MCP endpoint uses the same list.
-2. Auth: a route that needs the read or write token is checked before its body is read (401/403 for
-   unauthenticated garbage, never 413 or 422).
+2. Auth: a route that needs the read or write right is checked before its body is read (401/403 for
+   unauthenticated garbage, never 413 or 422; 404 for a write to a collection out of the token's scope).
 3. Body size: ``Content-Length`` over the limit is refused unread (413); a body without one (chunked) is counted
    while streaming and cut off at the limit. Multipart uploads may be ``KAYNAK_MAX_UPLOAD_MB``, every other body
    ``KAYNAK_MAX_BODY_KB``.
@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.requests import Request
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kaynak.config import Settings
 from kaynak.errors import AuthError, HostNotAllowed, KaynakError, RequestTimeout, RequestTooLarge
 
-from .deps import check_read, check_write, read_access, write_access
+from .deps import read_access, write_access
 from .problems import error_response
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -148,14 +149,12 @@ class Guard:
         if scope.get("method") not in BODY_METHODS:
             return  # nothing to read before the dependencies run
         for route in self.routes:
-            match, _ = route.matches(scope)
+            match, child = route.matches(scope)
             if match is Match.FULL:
                 calls = {getattr(d, "dependency", None) for d in getattr(route, "dependencies", [])}
-                context = _Ctx(self.settings)
-                if write_access in calls:
-                    check_write(context, headers)  # type: ignore[arg-type]
-                elif read_access in calls:
-                    check_read(context, headers)  # type: ignore[arg-type]
+                if write_access in calls or read_access in calls:
+                    request = Request({**scope, **child})  # the dependencies' own checks, path params included
+                    (write_access if write_access in calls else read_access)(request)
                 return
 
     def _limit(self, scope: Scope, headers: dict[str, str], receive: Receive) -> Receive:
@@ -201,13 +200,6 @@ class Guard:
             response.headers["Connection"] = "close"  # the rest of the body is not read
         await send({"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": response.body})
-
-
-class _Ctx:
-    """What ``check_read`` / ``check_write`` need of a Context: its settings."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
 
 
 __all__ = ["AuthError", "Guard", "host_allowed", "mcp_transport_security", "origin_allowed", "too_large"]

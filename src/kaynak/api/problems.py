@@ -112,6 +112,7 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         413: "Body over its limit",
         421: "Host not allowed",
         422: "Invalid request or files",
+        429: "Over a rate budget (see Retry-After)",
         500: "Unexpected error (a bug; see the server log)",
         503: "Database unavailable (see Retry-After)",
     }

@@ -14,6 +14,7 @@ from kaynak.cli import (  # noqa: F401  (register commands)
     search_cmd,
     serve_cmd,
     sync_cmd,
+    tokens_cmd,
 )
 from kaynak.cli.common import app
 

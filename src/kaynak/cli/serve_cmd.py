@@ -46,7 +46,9 @@ def serve(
         )
     if not s.api_token:
         err_console.print(
-            "write endpoints are off (set KAYNAK_API_TOKEN to enable uploads and deletes)", highlight=False
+            "write endpoints are off unless a token from `kaynak tokens create` has --write (or set KAYNAK_API_TOKEN "
+            "to enable uploads and deletes)",
+            highlight=False,
         )
     with errors_handled():  # an old schema whose upgrade is big: say what to run instead of migrating for minutes
         _check_schema(ctx)

@@ -47,6 +47,7 @@ from kaynak.types import Chunk, Page
 log = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_MB = 2048
+worker_restarts = 0  # worker processes started to replace one (crash, memory or time limit): GET /metrics
 DEFAULT_TIMEOUT_S = 600.0
 
 # Imported once in the fork server, so a new worker starts in milliseconds with the parsers already loaded.
@@ -326,9 +327,14 @@ class _Slot:
         self.process: Any = None
         self.conn: Any = None
         self.busy_since: float | None = None
+        self.started = False
         self.thread = threading.Thread(target=self.loop, name=f"kaynak-parse-{index}", daemon=True)
 
     def start_process(self) -> None:
+        global worker_restarts
+        if self.started:
+            worker_restarts += 1
+        self.started = True
         ctx = _mp_context()
         parent, child = ctx.Pipe(duplex=True)
         proc = ctx.Process(

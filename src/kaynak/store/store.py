@@ -6,6 +6,7 @@
 - ``retrieval``: the vector and keyword legs of a search, query stemming, filters.
 - ``scoring``: exact scores of named chunks (convex fusion's fill-in of a leg's missing candidates).
 - ``sync_state``: remembered sources, file stats, the sync lock, watcher heartbeats.
+- ``access``: access tokens (hashed), the audit trail, search counts (``scoped``: a view limited to a token's scope).
 
 This module holds what ties them together: opening (migrations, replicas), the read view, health, server facts.
 """
@@ -20,6 +21,7 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from kaynak.store import migrations
+from kaynak.store.access import AccessMixin
 from kaynak.store.boundary import map_errors, one
 from kaynak.store.catalogue import CatalogueMixin
 from kaynak.store.connections import Database
@@ -33,7 +35,7 @@ from kaynak.vocabulary import LANGUAGES
 __all__ = ["MAX_QUERY_LEXEMES", "SearchFilters", "Store", "chunk_id", "tsquery_literal"]
 
 
-class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncStateMixin):
+class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncStateMixin, AccessMixin):
     """The database. Create with ``Store.open(settings)``; close with ``close()`` (or use as a context manager).
 
     Connections come from ``kaynak.store.connections.Database``: the primary's pool, or a read replica's in the

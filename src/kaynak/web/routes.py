@@ -4,9 +4,9 @@ The page is a thin face like the others: everything it shows comes from the REST
 ``/v1/collections…``, ``/v1/chunks…``, uploads and deletes) and from these additions, all thin over
 ``SearchService``:
 
-- ``GET /v1/access``: what the caller's bearer token allows (``read``, ``write``), and whether the server wants a
-  token for reads or accepts writes at all: the page uses it to ask for a token once and to show write controls
-  only when the token really is the write token.
+- ``GET /v1/access``: what the caller's bearer token allows (``read``, ``write``, and per right its collections),
+  and whether the server wants a token for reads or accepts writes at all: the page uses it to ask for a token
+  once and to show write controls only when the token may write.
 - ``POST /v1/highlights``: the words of given texts that match a query, stemmed with each collection's language
   (``SearchService.highlight_texts``, the same highlighting as ``kaynak search`` on a terminal).
 - ``GET /v1/documents/{id}/file``: a document's original file, by id only (``kaynak.web.files`` checks it).
@@ -32,9 +32,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from kaynak.api.deps import Read, bearer, matches
+from kaynak.access import NOBODY
+from kaynak.api.deps import Read, get_context
+from kaynak.api.team import caller, team_of
 from kaynak.context import Context
-from kaynak.errors import FileTooLarge, NotFound, UsageError
+from kaynak.errors import FileTooLarge, KaynakError, NotFound, UsageError
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS
 from kaynak.web.files import CONTENT_TYPES, SANDBOX_CSP, open_original
 from kaynak.web.i18n import LANGS, choose_language
@@ -89,16 +91,17 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
 
 
 def draw_page(
-    context: Context, document_id: int, number: int, start: int | None, end: int | None, width: int
+    ctx: Context, document_id: int, number: int, start: int | None, end: int | None, width: int
 ) -> dict[str, Any]:
-    """A PDF page of a document drawn with the passage ``start:end`` of its stored text marked (see page_image)."""
-    settings = context.settings
-    doc, origin = context.search.document_origin(document_id)
+    """A PDF page of a document drawn with the passage ``start:end`` of its stored text marked (see page_image).
+    ``ctx`` is the request's (``get_context``): a document out of the caller's scope answers like a missing one."""
+    settings = ctx.settings
+    doc, origin = ctx.search.document_origin(document_id)
     if not doc.source.lower().endswith(".pdf"):
         raise UsageError(f"{doc.source!r} is not a PDF; only PDF pages can be drawn", "document_id")
     quote = None
     if start is not None or end is not None:
-        text = context.search.page_text(doc.collection, doc.source, number)
+        text = ctx.search.page_text(doc.collection, doc.source, number)
         if start is None or end is None or not 0 <= start < end <= len(text):
             raise UsageError(
                 f"start and end must mark a passage of page {number} (0 ≤ start < end ≤ its length)", "start"
@@ -131,20 +134,17 @@ def router(context: Context) -> APIRouter:
     version = hashlib.sha256(b"".join(assets[n][0] for n in sorted(assets))).hexdigest()[:12]
     r = APIRouter()
 
-    def can_read(request: Request) -> bool:
-        return not settings.read_token or matches(bearer(request.headers), settings.read_token, settings.api_token)
-
     read = [Read]
 
     @r.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page(request: Request, lang: Annotated[str | None, Query(max_length=10)] = None) -> HTMLResponse:
         chosen = choose_language(lang, request.headers.get("accept-language"))
-        html = render_page(
-            chosen,
-            read_token=bool(settings.read_token),
-            write_enabled=bool(settings.api_token),
-            asset_version=version,
-        )
+        team = team_of(request.scope)
+        try:  # tokens made with `kaynak tokens create` close reads and enable writes like the settings do
+            needs_token, writes = not team.reads_open(), team.writes_enabled()
+        except KaynakError:  # the database is away: the page still loads, and asks for a token to be safe
+            needs_token, writes = True, bool(settings.api_token)
+        html = render_page(chosen, read_token=needs_token, write_enabled=writes, asset_version=version)
         headers = {
             **COMMON_HEADERS,
             "Content-Security-Policy": PAGE_CSP,
@@ -165,23 +165,32 @@ def router(context: Context) -> APIRouter:
 
     @r.get("/v1/access", tags=["web"], summary="What the bearer token allows")
     def access(request: Request) -> dict[str, Any]:
-        """Whether the caller may read and write, whether reads need a token on this server, and whether writes
-        are enabled at all (`KAYNAK_API_TOKEN` set). The web page uses it to ask for a token once."""
+        """Whether the caller may read and write, whether reads need a token on this server, whether writes are
+        enabled at all (`KAYNAK_API_TOKEN` set or tokens created), and for a token its name and, per right
+        (`read`, `write`, `admin`), `"*"` or its collections. The web page uses it to ask for a token once."""
+        team = team_of(request.scope)
+        try:
+            who = caller(request.scope)
+        except KaynakError:  # a revoked or expired token, too many wrong ones: it allows nothing
+            who = NOBODY
         return {
-            "read": can_read(request),
-            "write": bool(settings.api_token) and matches(bearer(request.headers), settings.api_token),
-            "read_token_required": bool(settings.read_token),
-            "writes_enabled": bool(settings.api_token),
+            "read": who.any("read"),
+            "write": who.any("write"),
+            "read_token_required": not team.reads_open(),
+            "writes_enabled": team.writes_enabled(),
             "languages": list(LANGS),
+            "token": who.name if who.kind in ("token", "legacy") else None,
+            "scopes": who.describe(),
         }
 
     @r.post("/v1/highlights", tags=["search"], dependencies=read, summary="Highlight query terms in texts")
-    def highlights(body: HighlightRequest) -> dict[str, Any]:
+    def highlights(body: HighlightRequest, request: Request) -> dict[str, Any]:
         """For each `{collection, text}` item, the `[start, end]` character spans of the words that match the
         query's terms, stemmed with the collection's language: the same highlighting as `kaynak search`.
         Example body: `{"q": "kat malikleri", "items": [{"collection": "hukuk", "text": "Kat malikleri kurulu…"}]}`.
         """
-        spans = context.search.highlight_texts(body.q, [(i.collection, i.text) for i in body.items])
+        search = get_context(request).search  # only the collections the caller may read
+        spans = search.highlight_texts(body.q, [(i.collection, i.text) for i in body.items])
         return {"highlights": [[list(s) for s in item] for item in spans]}
 
     @r.get(
@@ -192,12 +201,13 @@ def router(context: Context) -> APIRouter:
         response_class=Response,
         responses={200: FILE_RESPONSE},
     )
-    async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
+    async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)], request: Request) -> Response:
         """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
         (open them at a page with `#page=N`); HTML inline in a sandbox (no script); Markdown and text inline as
         plain text; DOCX as an attachment. 404 when the file is gone, changed,
         or reached through a symbolic link since it was ingested."""
-        doc, origin = await run_in_threadpool(context.search.document_origin, document_id)
+        search = get_context(request).search  # a document of a collection out of scope answers like a missing one
+        doc, origin = await run_in_threadpool(search.document_origin, document_id)
         meta, handle = await run_in_threadpool(open_original, doc.source, origin, doc.sha256)
         headers = {
             **COMMON_HEADERS,
@@ -222,6 +232,7 @@ def router(context: Context) -> APIRouter:
         summary="A PDF page drawn, with a passage marked",
     )
     async def page_image(
+        request: Request,
         document_id: Annotated[int, PathParam(ge=1, le=2**62)],
         number: Annotated[int, PathParam(ge=1, le=1_000_000)],
         start: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
@@ -233,6 +244,6 @@ def router(context: Context) -> APIRouter:
         text, as a hit's `quote.char_start`/`char_end`), that passage is located in the page's text layer and
         highlighted; `boxes` are its rectangles as `[left, top, width, height]` fractions of the page and
         `found` says whether it was located. 422 for a document that is not a PDF; 404 as for the file."""
-        return await run_in_threadpool(draw_page, context, document_id, number, start, end, width)
+        return await run_in_threadpool(draw_page, get_context(request), document_id, number, start, end, width)
 
     return r

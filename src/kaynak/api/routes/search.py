@@ -14,6 +14,7 @@ from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, Search
 
 from ..deps import Read, get_context
 from ..models import SearchFiltersIn, SearchRequest
+from ..observe import METRICS
 from ..problems import responses
 
 log = logging.getLogger("kaynak.api")
@@ -38,6 +39,7 @@ def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
         keyword_ranking=req.ranking,
     )
     took = (time.perf_counter() - start) * 1000
+    METRICS.observe_search(getattr(getattr(hits, "plan", None), "mode", None) or req.mode, took / 1000)
     log.info("search %r → %d hits in %.0f ms", req.q[:80], len(hits), took)
     return {"hits": [h.to_dict() for h in hits]}
 

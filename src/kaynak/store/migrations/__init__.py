@@ -91,6 +91,9 @@ MIGRATIONS: list[Migration] = [
         run_file("0012_chunk_keys.sql"),
         steps.M12,
     ),
+    Migration(
+        13, "access_tokens, audit_log, token_search_counts: team access (issue 31)", run_file("0013_team_access.sql")
+    ),
 ]
 
 #: The schema version this kaynak writes and reads.

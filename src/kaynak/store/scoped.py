@@ -1,0 +1,208 @@
+"""A store view that sees only some collections: the one place a token's read scope is enforced.
+
+``scoped_view(store, names)`` returns a copy of ``store`` (the same pools, no new connections) whose reads answer
+as if the other collections did not exist: they are left out of listings and of ``*`` searches, and naming one,
+or reaching into one by a chunk id or document id, raises the same NotFound as a missing one, with the same
+message (the list of existing collections it gives names only visible ones). So an out-of-scope name or id
+answers exactly like a missing one (404), and names do not leak.
+
+Every read method that takes a collection, a name or an id is overridden here; a test
+(tests/test_team_access.py) fails when the store gains such a method without an override.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from kaynak.errors import ChunkNotFound, CollectionNotFound, DocumentNotFound
+from kaynak.store.catalogue import HitChunk
+from kaynak.store.store import Store
+from kaynak.types import ChunkRecord, Collection, DocumentInfo
+
+
+class ScopedStore(Store):
+    """``Store`` restricted to ``_visible`` (collection names); built by ``scoped_view``, never directly."""
+
+    _visible: frozenset[str]
+
+    def __init__(self) -> None:  # pragma: no cover - made by copying a Store
+        raise TypeError("use scoped_view(store, names)")
+
+    def _sees(self, name: str) -> bool:
+        return name in self._visible
+
+    def _check(self, collection: Collection) -> Collection:
+        if not self._sees(collection.name):
+            raise self._missing(collection.name)
+        return collection
+
+    def _missing(self, name: str) -> CollectionNotFound:
+        """The very error a missing collection gives, listing only the visible collections."""
+        names = [c.name for c in self.list_collections()]
+        known = ", ".join(repr(n) for n in names) if names else "none yet; ingest documents to create one"
+        return CollectionNotFound(f"no collection named {name!r}; existing collections: {known}")
+
+    # ------------------------------------------------------------------ collections
+    def list_collections(self) -> list[Collection]:
+        return [c for c in super().list_collections() if self._sees(c.name)]
+
+    def get_collection(self, name: str) -> Collection:
+        if not isinstance(name, str) or not self._sees(name):
+            raise self._missing(str(name))
+        return super().get_collection(name)
+
+    def plan_facts(
+        self,
+        names: Sequence[str] | None,
+        text: str | None,
+        known_embedded: Sequence[int] = (),
+        check_embedded: bool = False,
+        limit: int = 64,
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+        wanted = sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
+        cols, terms, embedded = super().plan_facts(wanted, text, known_embedded, check_embedded, limit)
+        return [c for c in cols if self._sees(c.name)], terms, embedded
+
+    # ------------------------------------------------------------------ documents and pages (by collection)
+    def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
+        return super().find_document(self._check(collection), source)
+
+    def get_document(self, collection: Collection, source: str) -> DocumentInfo:
+        return super().get_document(self._check(collection), source)
+
+    def list_documents(
+        self, collection: Collection, prefix: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentInfo]:
+        return super().list_documents(self._check(collection), prefix, limit, offset)
+
+    def get_page(self, collection: Collection, source: str, number: int) -> str:
+        return super().get_page(self._check(collection), source, number)
+
+    def document_hashes(self, collection: Collection) -> dict[str, str]:
+        return super().document_hashes(self._check(collection))
+
+    def document_states(self, collection: Collection) -> dict[str, tuple[str, list[str]]]:
+        return super().document_states(self._check(collection))
+
+    def ingest_failures(self, collection: Collection) -> dict[str, tuple[str, str, str]]:
+        return super().ingest_failures(self._check(collection))
+
+    def chunk_count(self, collection: Collection) -> int:
+        return super().chunk_count(self._check(collection))
+
+    def collection_sources(self, collection: Collection) -> list[dict[str, Any]]:
+        return super().collection_sources(self._check(collection))
+
+    def sync_state(self, collection: Collection, fresh_s: float) -> dict[str, Any]:
+        return super().sync_state(self._check(collection), fresh_s)
+
+    def file_states(self, collection: Collection) -> dict[str, tuple[str, int | None, int | None, str | None]]:
+        return super().file_states(self._check(collection))
+
+    def vector_search(self, collection: Collection, *args: Any, **kwargs: Any) -> Any:
+        return super().vector_search(self._check(collection), *args, **kwargs)
+
+    def vector_similarities(self, collection: Collection, *args: Any, **kwargs: Any) -> Any:
+        return super().vector_similarities(self._check(collection), *args, **kwargs)
+
+    def keyword_search(self, collections: Sequence[Collection], *args: Any, **kwargs: Any) -> Any:
+        return super().keyword_search([self._check(c) for c in collections], *args, **kwargs)
+
+    def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        return super().lexeme_stats(self._check(collection), lexemes)
+
+    # ------------------------------------------------------------------ by id: out of scope reads as missing
+    def chunk_with_neighbours(self, chunk_id_: str, before: int = 1, after: int = 1) -> list[ChunkRecord]:
+        chunks = super().chunk_with_neighbours(chunk_id_, before, after)
+        if not chunks or not self._sees(chunks[0].collection):
+            raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
+        return chunks
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, ChunkRecord]:
+        return {k: c for k, c in super().get_chunks(ids).items() if self._sees(c.collection)}
+
+    def hit_chunks(
+        self, ids: Sequence[str], probe: tuple[str, Sequence[int], str] | None = None
+    ) -> tuple[dict[str, HitChunk], tuple[str | None, bool] | None]:
+        found, probed = super().hit_chunks(ids, probe)
+        return {k: h for k, h in found.items() if self._sees(h.record.collection)}, probed
+
+    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
+        doc, origin = super().document_origin(document_id)
+        if not self._sees(doc.collection):
+            raise DocumentNotFound(f"no document with id {document_id}")
+        return doc, origin
+
+    def ocr_confidences(self, chunk_ids: Sequence[str]) -> dict[str, float]:
+        visible = set(self.get_chunks(chunk_ids))
+        return {k: v for k, v in super().ocr_confidences(chunk_ids).items() if k in visible}
+
+    def chunk_files(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str | None, int | None, int | None, str]]:
+        visible = set(self.get_chunks(chunk_ids))
+        return {k: v for k, v in super().chunk_files(chunk_ids).items() if k in visible}
+
+    def embedded_collection_ids(self, collection_ids: Sequence[int]) -> set[int]:
+        ids = {c.id for c in self.list_collections()}
+        return super().embedded_collection_ids([i for i in collection_ids if i in ids])
+
+    def query_terms(self, language: str, text: str, collection_ids: Sequence[int], limit: int = 64) -> Any:
+        ids = {c.id for c in self.list_collections()}
+        return super().query_terms(language, text, [i for i in collection_ids if i in ids], limit)
+
+
+# Store methods that need no override: they take no collection, name or id of stored content, write (a scoped
+# view is given to the read side only), or answer about ids that the view itself produced. Checked by the tests.
+UNSCOPED_OK = frozenset(
+    {
+        "close",
+        "reader",
+        "health",
+        "wait_for_replicas",
+        "server_info",
+        "pool",
+        "open",
+        "query_lexemes",
+        "lexemes_of",
+        "tr_lower",
+        "language_probe",
+        # writes: the read side never calls them; writes are checked against the write scope before they run
+        "create_collection",
+        "ensure_collection",
+        "delete_collection",
+        "delete_document",
+        "replace_document",
+        "remember_failure",
+        "forget_failures",
+        "move_document",
+        "remember_source",
+        "forget_source",
+        "mark_synced",
+        "set_file_stats",
+        "collection_lock",
+        "watcher_heartbeat",
+        "watcher_stopped",
+        # team access itself
+        "create_token",
+        "token_by_secret_hash",
+        "list_tokens",
+        "revoke_token",
+        "tokens_exist",
+        "touch_token",
+        "record_audit",
+        "audit_entries",
+        "count_search",
+        "search_counts",
+    }
+)
+
+
+def scoped_view(store: Store, visible: frozenset[str] | None) -> Store:
+    """``store`` seeing only the collections ``visible`` (None: all of them, ``store`` itself)."""
+    if visible is None:
+        return store
+    view = copy.copy(store)
+    view.__class__ = ScopedStore
+    view._visible = frozenset(visible)  # type: ignore[attr-defined]
+    return view
