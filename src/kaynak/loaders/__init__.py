@@ -104,6 +104,30 @@ def _image(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     return load_image(path, data, options)
 
 
+def _opendocument(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .opendocument import load_opendocument
+
+    return load_opendocument(path, data)
+
+
+def _pptx(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .pptx import load_pptx
+
+    return load_pptx(path, data)
+
+
+def _xlsx(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .sheets import load_xlsx
+
+    return load_xlsx(path, data)
+
+
+def _csv(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .sheets import load_csv
+
+    return load_csv(path, data)
+
+
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
 register((".pdf",), _pdf)
 register((".md", ".markdown", ".mdx"), _markdown)
@@ -111,6 +135,10 @@ register((".txt", ".text"), _text)
 register((".html", ".htm", ".xhtml"), _html)
 register((".docx",), _docx)
 register((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image)
+register((".odt", ".ott", ".fodt", ".ods", ".ots", ".fods", ".odp", ".otp", ".fodp"), _opendocument)
+register((".pptx", ".pptm"), _pptx)
+register((".xlsx", ".xlsm"), _xlsx)
+register((".csv", ".tsv"), _csv)
 
 
 def loader_for(path: str | Path) -> LoaderFunc:
