@@ -47,7 +47,11 @@ def odf_zip(kind: str, body: str, title: str = "", auto_styles: str = "", prolog
     manifest = (
         "<?xml version='1.0' encoding='UTF-8'?>"
         '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
-        '<manifest:file-entry manifest:full-path="/" manifest:media-type="' + _MIMES[kind] + '"/>'
+        '<manifest:file-entry manifest:full-path="/" manifest:version="1.3" manifest:media-type="'
+        + _MIMES[kind]
+        + '"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+        '<manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/>'
+        '<manifest:file-entry manifest:full-path="meta.xml" manifest:media-type="text/xml"/>'
         "</manifest:manifest>"
     )
     buf = io.BytesIO()
@@ -55,6 +59,8 @@ def odf_zip(kind: str, body: str, title: str = "", auto_styles: str = "", prolog
         zf.writestr(zipfile.ZipInfo("mimetype"), _MIMES[kind])
         zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
         zf.writestr("meta.xml", meta, zipfile.ZIP_DEFLATED)
+        styles = f"<?xml version='1.0' encoding='UTF-8'?><office:document-styles {_ODF_NS}/>"
+        zf.writestr("styles.xml", styles, zipfile.ZIP_DEFLATED)
         zf.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
     return buf.getvalue()
 
@@ -197,4 +203,185 @@ def zip_bomb(names: dict[str, bytes], bomb_member: str, size: int = 300 * 1024 *
             block = b"\x00" * (1024 * 1024)
             for _ in range(size // len(block)):
                 fh.write(block)
+    return buf.getvalue()
+
+
+def make_eml(
+    subject: str = "Aidat toplantısı hakkında",
+    body: str = TR_PASSAGE,
+    charset: str = "windows-1254",
+    html: bool = False,
+    attachments: dict[str, bytes] | None = None,
+    sender: str = "Ayşe Yılmaz <ayse@example.com.tr>",
+) -> bytes:
+    """One message: an RFC 2047 subject, a body in ``charset`` (quoted-printable), optional attachments."""
+    import quopri
+    from email.header import Header
+    from email.mime.application import MIMEApplication
+    from email.mime.multipart import MIMEMultipart
+    from email.mime.nonmultipart import MIMENonMultipart
+    from email.utils import formataddr
+
+    content = f"<html><body><p>{escape(body)}</p></body></html>" if html else body
+    text = MIMENonMultipart("text", "html" if html else "plain", charset=charset)
+    text["Content-Transfer-Encoding"] = "quoted-printable"
+    text.set_payload(quopri.encodestring(content.encode(charset)).decode("ascii"))
+    msg = MIMEMultipart() if attachments else text
+    if attachments:
+        msg.attach(text)
+        for name, data in attachments.items():
+            part = MIMEApplication(data)
+            part.add_header("Content-Disposition", "attachment", filename=name)
+            msg.attach(part)
+    msg["Subject"] = Header(subject, "utf-8").encode()
+    name, _, addr = sender.partition(" <")
+    msg["From"] = formataddr((name, addr.rstrip(">")), charset="utf-8")
+    msg["To"] = "yonetim@example.com.tr, Mehmet <mehmet@example.org>"
+    msg["Date"] = "Tue, 03 Dec 2024 10:15:00 +0300"
+    msg["Message-ID"] = "<1@example.com.tr>"
+    return msg.as_bytes()
+
+
+def make_mbox(messages: list[bytes]) -> bytes:
+    out = []
+    for i, m in enumerate(messages):
+        lines = m.replace(b"\r\n", b"\n").split(b"\n")
+        quoted = b"\n".join(b">" + line if line.lstrip(b">").startswith(b"From ") else line for line in lines)
+        out.append(b"From sender@example.com Tue Dec  3 10:%02d:00 2024\n" % (i % 60) + quoted.rstrip(b"\n") + b"\n\n")
+    return b"".join(out)
+
+
+def make_udf(paragraphs: list[tuple[str, bool]], page_break_after: int | None = None, header: str = "") -> bytes:
+    """A UDF (UYAP) document: ``paragraphs`` as (text, bold); a page break after paragraph index
+    ``page_break_after``; an optional header paragraph (stored first in the text pool, not body text)."""
+    pool = ""
+    elements = []
+    if header:
+        elements.append(f'<header><paragraph><content startOffset="0" length="{len(header)}"/></paragraph></header>')
+        pool += header + "\n"
+    for i, (text, bold) in enumerate(paragraphs):
+        start = len(pool)
+        words = text.split(" ")
+        runs = []
+        at = start
+        for j, w in enumerate(words):  # one run per word, spaces as <space> elements, as UYAP writes them
+            runs.append(f'<content startOffset="{at}" length="{len(w)}" bold="{str(bold).lower()}" size="12"/>')
+            at += len(w)
+            if j < len(words) - 1:
+                runs.append(f'<space startOffset="{at}" length="1"/>')
+                at += 1
+        elements.append(f'<paragraph Alignment="3" LeftIndent="0.0" RightIndent="0.0">{"".join(runs)}</paragraph>')
+        pool += text + "\n"
+        if page_break_after == i:
+            elements.append(
+                f'<page-break><paragraph><content startOffset="{len(pool)}" length="1"/></paragraph></page-break>'
+            )
+            pool += "\u200b\n"
+    table_start = len(pool)
+    cells = ["Dosya No", "2024/117 Esas"]
+    row = []
+    for c in cells:
+        row.append(f'<cell><paragraph><content startOffset="{len(pool)}" length="{len(c)}"/></paragraph></cell>')
+        pool += c + "\n"
+    del table_start
+    elements.append(f'<table columnCount="2"><row rowType="dataRow">{"".join(row)}</row></table>')
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8" ?><template format_id="1.8">'
+        f"<content><![CDATA[{pool}]]></content>"
+        '<properties><pageFormat mediaSizeName="1" leftMargin="42.5" rightMargin="28.3" topMargin="14.2" '
+        'bottomMargin="14.2" paperOrientation="1" headerFOffset="20.0" footerFOffset="20.0"/></properties>'
+        f'<elements resolver="hvl-default">{"".join(elements)}</elements>'
+        '<styles><style name="hvl-default" family="Times New Roman" size="12" description="Gövde"/></styles>'
+        "</template>"
+    )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("content.xml", xml.encode("utf-8"))
+    return buf.getvalue()
+
+
+UDF_PARAGRAPHS = [
+    ("T.C. ANKARA 3. ASLİYE HUKUK MAHKEMESİ", True),
+    ("GEREKÇE", True),
+    (
+        "Davacı vekili, kat malikleri kurulunun toplantı yeter sayısına ulaşılmadan karar aldığını ileri sürmüştür.",
+        False,
+    ),
+    ("HÜKÜM", True),
+    ("Davanın kabulüne, kurul kararının iptaline karar verilmiştir.", False),
+]
+
+
+def make_rtf() -> bytes:
+    """Windows-1254 bytes (\\'hh), \\uN escapes, a heading (outline level), a table, a page break, an info title."""
+
+    def cp(text: str) -> str:
+        return "".join(f"\\'{b:02x}" if b > 127 else chr(b) for b in text.encode("cp1254"))
+
+    return (
+        "{\\rtf1\\ansi\\ansicpg1254\\deff0{\\fonttbl{\\f0\\froman\\fcharset162 Times New Roman;}}"
+        "{\\stylesheet{\\s1 heading 1;}}{\\info{\\title Kurul " + cp("kararı") + "}}"
+        "\\pard\\s1\\outlinelevel0 " + cp("Toplantı usulü") + "\\par"
+        "\\pard " + cp(TR_PASSAGE.replace("yıl", "y\x00l")).replace("\x00", "\\uc1\\u305?") + "\\par"
+        "\\trowd\\cellx2000\\cellx4000\\pard\\intbl Daire\\cell Pay\\cell\\row"
+        "\\trowd\\cellx2000\\cellx4000\\pard\\intbl 3\\cell 120/1000\\cell\\row"
+        "\\pard\\page\\pard\\s1\\outlinelevel0 Rivers\\par\\pard " + EN_PASSAGE + "{\\*\\fldinst HYPERLINK x}\\par}"
+    ).encode("ascii")
+
+
+def make_epub(version: int = 3) -> bytes:
+    """Two chapters with titles in the navigation document (EPUB 3 nav, or EPUB 2 NCX with a DOCTYPE)."""
+    chapters = [
+        ("ch1.xhtml", "Birinci bölüm: Kurul", f"<h2>Toplantı</h2><p>{escape(TR_PASSAGE)}</p>"),
+        ("ch2.xhtml", "Chapter two: Rivers", f"<p>{escape(EN_PASSAGE)}</p>"),
+    ]
+    opf_items = "".join(
+        f'<item id="c{i}" href="text/{n}" media-type="application/xhtml+xml"/>' for i, (n, _, _) in enumerate(chapters)
+    )
+    spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+    if version == 3:
+        opf_items += '<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>'
+        links = "".join(f'<li><a href="text/{n}">{escape(t)}</a></li>' for n, t, _ in chapters)
+        nav = (
+            '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml" '
+            'xmlns:epub="http://www.idpf.org/2007/ops"><body><nav epub:type="toc"><ol>'
+            + links
+            + "</ol></nav></body></html>"
+        )
+        nav_name = "OEBPS/nav.xhtml"
+    else:
+        opf_items += '<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>'
+        points = "".join(
+            f'<navPoint id="p{i}"><navLabel><text>{escape(t)}</text></navLabel><content src="text/{n}"/></navPoint>'
+            for i, (n, t, _) in enumerate(chapters)
+        )
+        nav = (
+            '<?xml version="1.0"?><!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
+            '"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd"><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/">'
+            f"<navMap>{points}</navMap></ncx>"
+        )
+        nav_name = "OEBPS/toc.ncx"
+    opf = (
+        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Apartman kitabı</dc:title>'
+        "<dc:creator>Ayşe</dc:creator><dc:language>tr</dc:language></metadata>"
+        f"<manifest>{opf_items}</manifest><spine>{spine}</spine></package>"
+    )
+    container = (
+        '<?xml version="1.0"?><container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0">'
+        '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+        "</rootfiles></container>"
+    )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        zf.writestr("META-INF/container.xml", container)
+        zf.writestr("OEBPS/content.opf", opf)
+        zf.writestr(nav_name, nav)
+        for n, t, body in chapters:
+            zf.writestr(
+                f"OEBPS/text/{n}",
+                '<?xml version="1.0" encoding="utf-8"?><!DOCTYPE html><html xmlns="http://www.w3.org/1999/xhtml">'
+                f"<head><title>{escape(t)}</title></head><body>{body}</body></html>",
+            )
     return buf.getvalue()

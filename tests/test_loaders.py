@@ -146,10 +146,10 @@ def test_supported_extensions_and_case_insensitive_lookup(tmp_path: Path) -> Non
 
 
 def test_unsupported_extension_names_file_and_reason(tmp_path: Path) -> None:
-    path = write(tmp_path, "sheet.xlsx", b"PK\x03\x04")
+    path = write(tmp_path, "sheet.numbers", b"PK\x03\x04")
     with pytest.raises(UnsupportedFileType) as err:
         load(path)
-    assert str(path) in str(err.value) and "'.xlsx'" in str(err.value)
+    assert str(path) in str(err.value) and "'.numbers'" in str(err.value)
     assert isinstance(err.value, LoaderError) and isinstance(err.value, KaynakError)
     with pytest.raises(UnsupportedFileType, match="without an extension"):
         load(write(tmp_path, "Makefile", "all:"))

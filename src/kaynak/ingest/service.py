@@ -33,6 +33,7 @@ from .discovery import Discovery, FileJob, PathFilter, discover
 from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
 from .report import IngestCrashed, IngestEvent, IngestReport
 from .shard import select_shard
+from .sources import container_index, container_of
 from .workers import ParsePool
 
 if TYPE_CHECKING:
@@ -79,11 +80,13 @@ class IngestService:
         from kaynak import __version__
 
         s = self.settings
+        from kaynak.loaders.legacy import office_fingerprint  # likewise a .doc refused without LibreOffice
         from kaynak.loaders.ocr import ocr_fingerprint  # a scan refused without Tesseract is retried once it is there
 
         return (
             f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; "
-            f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}"
+            f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}; "
+            f"{office_fingerprint()}"
         )
 
     def close(self) -> None:
@@ -164,8 +167,10 @@ class IngestService:
         pool = self.parse_pool
         parser = self.parser_key()
 
+        members = container_index(known)  # the documents of mailboxes (kaynak.ingest.sources.container_of)
+
         def prepare(job: FileJob) -> _Result | _Pending:
-            return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options)
+            return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options, members)
 
         total = len(found.jobs) + len(found.failed) + len(found.skipped)
         run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop, parser)
@@ -182,7 +187,7 @@ class IngestService:
                 gone = [
                     s
                     for s in sorted(self.store.document_hashes(run.collection))
-                    if s not in found.seen and path_filter(s)
+                    if (container_of(s) or s) not in found.seen and path_filter(container_of(s) or s)
                 ]
                 for source in gone:
                     if self.store.delete_document(run.collection, source):

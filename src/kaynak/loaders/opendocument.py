@@ -301,45 +301,57 @@ def _frame_pos(frame: Element) -> tuple[float, float]:
     return num(frame.get(SVG + "y")), num(frame.get(SVG + "x"))
 
 
-def _load_slides(body: Element) -> list[Page]:
-    pages: list[Page] = []
-    for number, slide in enumerate((p for p in body if p.tag == DRAW + "page"), start=1):
-        builder = PagedBuilder()
-        title = None
-        frames = [f for f in slide if f.tag in (DRAW + "frame", DRAW + "custom-shape", DRAW + "g")]
-        for frame in frames:
-            if frame.get(PRES + "class") == "title":
-                title = collapse_whitespace(" ".join(inline_text(p) for p in frame.iter(TEXT + "p")))
-        heading = title or collapse_whitespace(slide.get(DRAW + "name") or "") or f"Slide {number}"
-        builder.heading(1, heading)
-        for frame in sorted(frames, key=_frame_pos):
-            if frame.get(PRES + "class") == "title" and title:
-                continue
-            tables = list(frame.iter(TABLE + "table"))
-            for t in tables:
-                rows = table_rows(t)
-                if rows:
-                    builder.block("\n".join(rows))
-            if tables:
-                continue
+def _slide_title(slide: Element, frames: list[Element]) -> str | None:
+    """The title placeholder's text; without one (a deck saved through .ppt) the top frame's short text."""
+    for frame in frames:
+        if frame.get(PRES + "class") == "title":
+            return collapse_whitespace(" ".join(inline_text(p) for p in frame.iter(TEXT + "p")))
+    name = collapse_whitespace(slide.get(DRAW + "name") or "")
+    auto_name = not name or re.fullmatch(r"(page|slide|sayfa|slayt)\s*\d+", name, re.I) is not None
+    if frames and auto_name:
+        top = collapse_whitespace(" ".join(inline_text(p) for p in frames[0].iter(TEXT + "p")))
+        if 0 < len(top) <= 120:
+            frames[0].set(PRES + "class", "title")
+            return top
+    return None
+
+
+def _slide_page(number: int, slide: Element) -> Page:
+    builder = PagedBuilder()
+    frames = sorted((f for f in slide if f.tag in (DRAW + "frame", DRAW + "custom-shape", DRAW + "g")), key=_frame_pos)
+    title = _slide_title(slide, frames)
+    builder.heading(1, title or collapse_whitespace(slide.get(DRAW + "name") or "") or f"Slide {number}")
+    for frame in frames:
+        if frame.get(PRES + "class") == "title" and title:
+            continue
+        tables = list(frame.iter(TABLE + "table"))
+        for t in tables:
+            rows = table_rows(t)
+            if rows:
+                builder.block("\n".join(rows))
+        if not tables:
             for p in frame.iter():
                 if p.tag in (TEXT + "p", TEXT + "h"):
                     builder.block(inline_text(p), sep="\n")
-        notes = slide.find(PRES + "notes")
-        if notes is not None:
-            texts = [
-                inline_text(para)
-                for box in notes.iter(DRAW + "frame")
-                if box.get(PRES + "class") == "notes"
-                for para in box.iter(TEXT + "p")
-            ]
-            if any(t.strip() for t in texts):
-                builder.block("Notes:")
-                for note_text in texts:
-                    builder.block(note_text, sep="\n")
-        (page,) = builder.pages()
-        pages.append(Page(number=number, text=page.text, sections=page.sections))
-    return pages
+    notes = slide.find(PRES + "notes")
+    if notes is not None:
+        texts = [
+            inline_text(para)
+            for box in notes.iter(DRAW + "frame")
+            if box.get(PRES + "class") == "notes"
+            for para in box.iter(TEXT + "p")
+        ]
+        if any(t.strip() for t in texts):
+            builder.block("Notes:")
+            for note_text in texts:
+                builder.block(note_text, sep="\n")
+    (page,) = builder.pages()
+    return Page(number=number, text=page.text, sections=page.sections)
+
+
+def _load_slides(body: Element) -> list[Page]:
+    slides = (p for p in body if p.tag == DRAW + "page")
+    return [_slide_page(number, slide) for number, slide in enumerate(slides, start=1)]
 
 
 # ---------------------------------------------------------------------------------------------- the loader

@@ -72,10 +72,13 @@ def read_member(path: Path, zf: zipfile.ZipFile, name: str, kind: str, limit: in
     return data
 
 
-def parse_xml_bytes(path: Path, data: bytes, part: str, kind: str) -> Element:
-    """Parse ``data`` (the XML of ``part``) refusing DTDs, entities and external references."""
+def parse_xml_bytes(path: Path, data: bytes, part: str, kind: str, allow_doctype: bool = False) -> Element:
+    """Parse ``data`` (the XML of ``part``) refusing DTDs, entities and external references. ``allow_doctype``: a
+    bare ``<!DOCTYPE>`` is let through (EPUB 2 writes one), entity declarations never."""
     try:
-        return fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)  # type: ignore[no-any-return]
+        return fromstring(  # type: ignore[no-any-return]
+            data, forbid_dtd=not allow_doctype, forbid_entities=True, forbid_external=True
+        )
     except DefusedXmlException as err:
         raise CorruptFile(
             path, f"{kind} part {part} declares a DTD or entities ({type(err).__name__}); refused as unsafe XML"

@@ -1,4 +1,5 @@
-"""Writes of documents: replace one in a single transaction, delete, move (rename), remembered ingest failures.
+"""Writes of documents: replace one (or the set one file holds) in a single transaction, delete, move (rename),
+remembered ingest failures.
 
 A document is never half-stored: ``replace_document`` removes the old version's rows and adds the new pages,
 chunks (with vectors) and BM25 postings in one transaction, under a per-source advisory lock that
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +19,7 @@ from psycopg.types.json import Jsonb
 
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
-from kaynak.store.base import StoreBase
+from kaynak.store.base import StoreBase, like_escape
 from kaynak.store.migrations.chunk_keys import KEYED_POSTINGS_SELECT
 from kaynak.types import Chunk, Collection, Page
 
@@ -26,6 +28,22 @@ def chunk_id(collection: str, source: str, sha256: str, ord: int) -> str:
     """The specification's chunk id: sha1(collection, source, sha256, ord)[:20]."""
     key = "\x1f".join((collection, source, sha256, str(ord)))
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+@dataclass
+class DocumentVersion:
+    """One document of a set written together (``replace_document_set``)."""
+
+    source: str
+    sha256: str
+    title: str
+    metadata: dict[str, Any]
+    pages: Sequence[Page]
+    chunks: Sequence[Chunk]
+    embeddings: np.ndarray | None
+    warnings: Sequence[str] = ()
+    origin: str | None = None
+    file_stat: tuple[int, int] | None = None
 
 
 class WritesMixin(StoreBase):
@@ -110,8 +128,6 @@ class WritesMixin(StoreBase):
         origin: str | None = None,
         file_stat: tuple[int, int] | None = None,
     ) -> int | None:
-        size, mtime_ns = file_stat if file_stat is not None else (None, None)
-        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
         with self._conn() as conn, conn.transaction():
             conn.execute("SET CONSTRAINTS documents_stats DEFERRED")  # collection_stats at commit (migration 8)
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",))
@@ -123,68 +139,167 @@ class WritesMixin(StoreBase):
                 if skip_if_unchanged and old[1] == sha256:
                     return None
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
-            doc_id = conn.execute(
-                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin, file_size, file_mtime_ns, language) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    collection.id,
-                    source,
-                    sha256,
-                    title,
-                    len(pages),
-                    len(chunks),
-                    Jsonb(metadata),
-                    Jsonb(list(warnings or [])),
-                    origin,
-                    size,
-                    mtime_ns,
-                    language,
-                ),
-            ).fetchone()[0]
-            conn.execute(
-                "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
-            )
-            with conn.cursor() as cur:
-                with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
-                    for p in pages:
-                        copy.write_row((doc_id, p.number, p.text))
-                with cur.copy(
-                    "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
-                    "text, language, embedding) FROM STDIN"
-                ) as copy:
-                    for i, c in enumerate(chunks):
-                        vec = None
-                        if embeddings is not None:
-                            vec = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
-                        copy.write_row(
-                            (
-                                chunk_id(collection.name, source, sha256, c.ord),
-                                collection.id,
-                                doc_id,
-                                c.ord,
-                                c.page,
-                                c.section,
-                                c.char_start,
-                                c.char_end,
-                                c.text,
-                                collection.language,
-                                vec,
-                            )
-                        )
-            conn.execute(  # each chunk's terms merged with its document's title terms, keyed (migrations 10, 12)
-                "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
-                + KEYED_POSTINGS_SELECT.format(where="c.document_id = %s"),
-                (doc_id,),
-            )
-            conn.execute(
-                "UPDATE documents SET token_count = "
-                "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",
-                (doc_id, doc_id),
+            doc_id = self._insert_version(
+                conn,
+                collection,
+                source,
+                sha256,
+                title,
+                metadata,
+                pages,
+                chunks,
+                embeddings,
+                warnings,
+                origin,
+                file_stat,
             )
             if self._before_commit is not None:
                 self._before_commit()
         return int(doc_id)
+
+    def _insert_version(
+        self,
+        conn: Any,
+        collection: Collection,
+        source: str,
+        sha256: str,
+        title: str,
+        metadata: dict[str, Any],
+        pages: Sequence[Page],
+        chunks: Sequence[Chunk],
+        embeddings: np.ndarray | None,
+        warnings: list[str] | None,
+        origin: str | None,
+        file_stat: tuple[int, int] | None,
+    ) -> int:
+        """Insert one document's rows (document, pages, chunks, postings) in the transaction of ``conn``."""
+        size, mtime_ns = file_stat if file_stat is not None else (None, None)
+        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
+        doc_id = conn.execute(
+            "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+            "warnings, origin, file_size, file_mtime_ns, language) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                collection.id,
+                source,
+                sha256,
+                title,
+                len(pages),
+                len(chunks),
+                Jsonb(metadata),
+                Jsonb(list(warnings or [])),
+                origin,
+                size,
+                mtime_ns,
+                language,
+            ),
+        ).fetchone()[0]
+        conn.execute("DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source))
+        with conn.cursor() as cur:
+            with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
+                for p in pages:
+                    copy.write_row((doc_id, p.number, p.text))
+            with cur.copy(
+                "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
+                "text, language, embedding) FROM STDIN"
+            ) as copy:
+                for i, c in enumerate(chunks):
+                    vec = None
+                    if embeddings is not None:
+                        vec = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
+                    copy.write_row(
+                        (
+                            chunk_id(collection.name, source, sha256, c.ord),
+                            collection.id,
+                            doc_id,
+                            c.ord,
+                            c.page,
+                            c.section,
+                            c.char_start,
+                            c.char_end,
+                            c.text,
+                            collection.language,
+                            vec,
+                        )
+                    )
+        conn.execute(  # each chunk's terms merged with its document's title terms, keyed (migrations 10, 12)
+            "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
+            + KEYED_POSTINGS_SELECT.format(where="c.document_id = %s"),
+            (doc_id,),
+        )
+        conn.execute(
+            "UPDATE documents SET token_count = "
+            "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",
+            (doc_id, doc_id),
+        )
+        return int(doc_id)
+
+    def replace_document_set(
+        self,
+        collection: Collection,
+        container: str,
+        members: Sequence[DocumentVersion],
+        *,
+        skip_if_unchanged: bool = False,
+    ) -> dict[str, int] | None:
+        """Put the documents one file holds (a mailbox's messages, a message and its attachments) in the collection
+        in one transaction, replacing every earlier document of that file.
+
+        The file's documents are ``container`` itself and the sources ``container#…``
+        (kaynak.ingest.sources.container_of); all of them go and ``members`` come, or nothing changes, so the
+        database never holds half a mailbox. Returns source → new document id, or None when ``skip_if_unchanged``
+        and the stored documents of the file are exactly these sources with the same sha256. A remembered failure
+        of the file goes in the same transaction. Only the file's key is locked (one advisory lock, however many
+        messages).
+        """
+        pattern = like_escape(container + "#") + "%"
+        for attempt in range(3):
+            try:
+                with self._conn() as conn, conn.transaction():
+                    conn.execute("SET CONSTRAINTS documents_stats DEFERRED")
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{container}",)
+                    )
+                    old = conn.execute(
+                        "SELECT source, sha256 FROM documents WHERE collection_id = %s "
+                        "AND (source = %s OR source LIKE %s)",
+                        (collection.id, container, pattern),
+                    ).fetchall()
+                    if (
+                        skip_if_unchanged
+                        and old
+                        and {(r[0], r[1]) for r in old} == {(m.source, m.sha256) for m in members}
+                    ):
+                        return None
+                    conn.execute(
+                        "DELETE FROM documents WHERE collection_id = %s AND (source = %s OR source LIKE %s)",
+                        (collection.id, container, pattern),
+                    )
+                    conn.execute(
+                        "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s",
+                        (collection.id, container),
+                    )
+                    ids: dict[str, int] = {}
+                    for m in members:
+                        ids[m.source] = self._insert_version(
+                            conn, collection, m.source, m.sha256, m.title, m.metadata, m.pages, m.chunks,
+                            m.embeddings, list(m.warnings), m.origin, m.file_stat,
+                        )  # fmt: skip
+                    if self._before_commit is not None:
+                        self._before_commit()
+                return ids
+            except WriteConflict as err:
+                if attempt == 2:
+                    raise WriteConflict(f"{container}: could not be written after 3 tries ({err.message})") from err
+                time.sleep(0.05 * (attempt + 1))
+            except DocumentRejected:
+                raise
+            except DataRejected as err:
+                raise DocumentRejected(f"{container}: the database refused the document ({err.message})") from err
+            except StoreError as err:
+                err.message = f"while writing {container}: {err.message}"
+                raise
+        return None  # pragma: no cover
 
     def remember_failure(self, collection: Collection, source: str, sha256: str, reason: str, parser: str) -> None:
         """Record (or replace) the failure of ``source`` with the bytes' sha256 and the parser limits used."""
