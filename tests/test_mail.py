@@ -171,3 +171,41 @@ def test_a_mailbox_is_never_half_written(tmp_path: Path, store: Store, settings:
     assert calls
     held = set(sources(store, unique_name)) if unique_name in {c.name for c in store.list_collections()} else set()
     assert not any(s.startswith("a.mbox") for s in held)
+
+
+def test_sync_follows_a_mailbox_as_one_file(tmp_path: Path, store: Store, settings: Settings, unique_name: str) -> None:
+    from kaynak.ingest.sync import sync
+
+    root = tmp_path / "mail"
+    box = write(root, "kutu.mbox", make_mbox([make_eml(), make_eml(subject="River news", body=EN_PASSAGE)]))
+    ingest, _ = services(store, settings, unique_name)
+    try:
+        ingest.ingest([root], unique_name, language="turkish", remember=True)
+        assert set(sources(store, unique_name)) == {"kutu.mbox#1", "kutu.mbox#2"}
+        # nothing changed: the mailbox is unchanged by its stat, nothing removed
+        r = sync(ingest, unique_name)
+        assert r.hashed == 0 and r.unchanged == 1 and r.changes == 0 and not r.removed
+        # touched only: read once to compare, no change; then unchanged by stat again
+        import os
+
+        os.utime(box, ns=(1, 1))
+        r = sync(ingest, unique_name)
+        assert r.hashed == 1 and r.changes == 0
+        assert sync(ingest, unique_name).hashed == 0
+        # a message added: the mailbox is read again as a whole
+        box.write_bytes(
+            make_mbox([make_eml(), make_eml(subject="River news", body=EN_PASSAGE), make_eml(subject="Üç")])
+        )
+        r = sync(ingest, unique_name)
+        assert r.ingest is not None and r.ingest.added == ["kutu.mbox#3"]
+        assert set(sources(store, unique_name)) == {"kutu.mbox#1", "kutu.mbox#2", "kutu.mbox#3"}
+        # renamed: its documents go with the old name and come back under the new one
+        box.rename(root / "yeni.mbox")
+        r = sync(ingest, unique_name)
+        assert set(sources(store, unique_name)) == {"yeni.mbox#1", "yeni.mbox#2", "yeni.mbox#3"}
+        # deleted: all its documents go
+        (root / "yeni.mbox").unlink()
+        sync(ingest, unique_name)
+        assert sources(store, unique_name) == {}
+    finally:
+        ingest.close()

@@ -58,6 +58,9 @@ _PRELOAD = [
     "kaynak.loaders.html",
     "kaynak.loaders.docx",
     "kaynak.loaders.pdf",
+    "kaynak.loaders.opendocument",  # issue 26: the zip + safe-XML formats (openpyxl is imported when needed)
+    "kaynak.loaders.pptx",
+    "kaynak.loaders.mail",
     "kaynak.chunking",
     "pypdf",
     "docx",

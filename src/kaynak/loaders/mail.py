@@ -17,10 +17,12 @@ cannot be read is a warning and the others are kept; MIME nested deeper than ``M
 from __future__ import annotations
 
 import email
+import email.errors
+import email.header
 import email.policy
 import email.utils
 import re
-from email.message import EmailMessage, Message
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -53,19 +55,29 @@ def decode_part(payload: bytes, charset: str | None) -> tuple[str, list[str]]:
         return payload.decode("utf-8", errors="replace"), [*warnings, "body is not text in a known encoding"]
 
 
-def _header(msg: Message, name: str) -> str:
+def decode_header_value(value: object) -> str:
+    """A header as text: RFC 2047 encoded words decoded (any charset Python knows), raw 8-bit bytes read as UTF-8."""
+    if value is None:
+        return ""
+    raw = str(value)
+    if any("\udc80" <= ch <= "\udcff" for ch in raw):  # undecodable bytes kept by the parser
+        raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     try:
-        value = msg.get(name)
-    except Exception:  # a header the policy cannot parse
-        value = msg.get_all(name, [None])[0] if hasattr(msg, "get_all") else None
-    return collapse_whitespace(str(value)) if value is not None else ""
+        text = str(email.header.make_header(email.header.decode_header(raw)))
+    except (LookupError, UnicodeDecodeError, ValueError, email.errors.HeaderParseError):
+        text = raw
+    return collapse_whitespace(text)
+
+
+def _header(msg: Message, name: str) -> str:
+    return decode_header_value(msg.get(name))
 
 
 def _addresses(msg: Message, name: str) -> tuple[list[str], list[str]]:
     """(addresses, display names) of header ``name``."""
     try:
         values = msg.get_all(name, [])
-        pairs = email.utils.getaddresses([str(v) for v in values])
+        pairs = email.utils.getaddresses([decode_header_value(v) for v in values])
     except Exception:
         return [], []
     return [a.lower() for _, a in pairs if a], [n for n, _ in pairs if n]
@@ -99,7 +111,7 @@ class _Reader:
                     children = _preferred(children)
                 stack.extend((c, depth + 1) for c in reversed(children) if isinstance(c, Message))
                 continue
-            filename = part.get_filename()
+            filename = decode_header_value(part.get_filename()) or None
             disposition = (part.get_content_disposition() or "").lower()
             if filename or (disposition == "attachment" and not ctype.startswith("text/")):
                 self.attachment(part, filename or "attachment", ctype)
@@ -222,8 +234,10 @@ def read_message(msg: Message, options: Any, where: str) -> tuple[LoadedDocument
     return doc, reader.attachments
 
 
-def _parse(data: bytes) -> EmailMessage:
-    return email.message_from_bytes(data, policy=email.policy.default)  # type: ignore[return-value]
+def _parse(data: bytes) -> Message:
+    """The message, parsed with the compat32 policy: twenty times faster than ``email.policy.default`` on a
+    mailbox (its header objects parse every address eagerly); headers are decoded here when read."""
+    return email.message_from_bytes(data, policy=email.policy.compat32)
 
 
 def load_eml(path: Path, data: bytes, options: Any) -> LoadedDocument:

@@ -281,7 +281,10 @@ def _load_sheets(body: Element, warnings: list[str]) -> list[Page]:
             if not values:
                 continue
             ok = True
-            for _ in range(min(_repeat(row, "number-rows-repeated"), _MAX_REPEAT)):
+            repeat = _repeat(row, "number-rows-repeated")
+            if repeat > _MAX_REPEAT:
+                warnings.append(f"sheet {sheet.name!r}: a row repeated {repeat:,} times was read {_MAX_REPEAT:,} times")
+            for _ in range(min(repeat, _MAX_REPEAT)):
                 ok = sheet.add(values)
                 if not ok:
                     break

@@ -147,6 +147,7 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
         _check_sheet_prolog(path, zf, name)
     import openpyxl
 
+    _no_dimension_scan()
     try:
         wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     except Exception as err:
@@ -167,6 +168,30 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
     return LoadedDocument(title=title, pages=pages, metadata=metadata, warnings=warnings)
 
 
+def _no_dimension_scan() -> None:
+    """openpyxl (read-only) looks for a sheet's ``<dimension>`` when it opens the workbook; a sheet without one
+    (Excel always writes it, a hostile file need not) is then parsed whole before the first row is read: minutes
+    for a million rows. Here such a sheet opens without a size and is streamed up to MAX_CELLS like any other."""
+    from openpyxl.worksheet import _read_only
+
+    cls: Any = _read_only.ReadOnlyWorksheet
+    if getattr(cls, "_kaynak_no_scan", False):
+        return
+    original = cls._get_size
+
+    def _get_size(self: Any) -> None:
+        src = self._get_source()
+        try:
+            head = src.read(65536)
+        finally:
+            src.close()
+        if b"<dimension" in head.split(b"<sheetData", 1)[0]:
+            original(self)
+
+    cls._get_size = _get_size
+    cls._kaynak_no_scan = True
+
+
 def _read_sheets(wb: Any, warnings: list[str]) -> list[SheetText]:
     budget = [MAX_CELLS]
     sheets: list[SheetText] = []
@@ -175,7 +200,8 @@ def _read_sheets(wb: Any, warnings: list[str]) -> list[SheetText]:
         sheets.append(sheet)
         if getattr(ws, "sheet_state", "visible") != "visible":
             warnings.append(f"sheet {ws.title!r} is hidden; read anyway")
-        for row in ws.iter_rows(values_only=True):
+        width = min(ws.max_column or MAX_COLUMNS, MAX_COLUMNS + 1)  # a lying <dimension> pads no row past this
+        for row in ws.iter_rows(max_col=width, values_only=True):
             if not sheet.add(row):
                 break
         if budget[0] <= 0:
@@ -250,7 +276,7 @@ def load_csv(path: Path, data: bytes) -> LoadedDocument:
     csv.field_size_limit(max(MAX_FIELD * 4, 1 << 20))
     sheet = SheetText(stem_title(path), [MAX_CELLS], warnings)
     long_fields = 0
-    reader = csv.reader(_cut_long_lines(io.StringIO(text, newline=""), warnings), delimiter=delimiter)
+    reader = csv.reader(_cut_long_lines(text, warnings), delimiter=delimiter)
     try:
         for row in reader:
             if any(len(f) > MAX_FIELD for f in row):
@@ -270,21 +296,20 @@ def load_csv(path: Path, data: bytes) -> LoadedDocument:
     )
 
 
-def _cut_long_lines(fh: io.StringIO, warnings: list[str]) -> Iterable[str]:
-    """Lines of ``fh``, each at most 4 × MAX_FIELD characters (a 200 MB line is cut, not held in a field)."""
+def _cut_long_lines(text: str, warnings: list[str]) -> Iterable[str]:
+    """The lines of ``text`` (slices, no copy of the whole), each at most 4 × MAX_FIELD characters: a 200 MB line
+    is cut, not held in a field."""
     cut = 0
     limit = 4 * MAX_FIELD
-    while True:
-        line = fh.readline(limit)
-        if not line:
-            break
-        if len(line) == limit and not line.endswith("\n"):
+    pos, n = 0, len(text)
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end + 1
+        if end - pos > limit:
             cut += 1
-            while True:  # skip the rest of this line
-                rest = fh.readline(limit)
-                if not rest or rest.endswith("\n"):
-                    break
-            line += "\n"
-        yield line
+            yield text[pos : pos + limit] + "\n"
+        else:
+            yield text[pos:end]
+        pos = end
     if cut:
         warnings.append(f"{cut} line{'s' if cut > 1 else ''} longer than {limit:,} characters cut")

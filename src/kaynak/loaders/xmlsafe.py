@@ -22,7 +22,7 @@ from kaynak.errors import CorruptFile, EncryptedFile
 
 from .zipguard import check_inflated
 
-MAX_MEMBERS = 10_000
+MAX_MEMBERS = 50_000  # a deck of 5,000 slides with notes holds some 20,000 parts
 MAX_PART_BYTES = 256 * 1024 * 1024
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # compound file: legacy Office, or an encrypted OOXML file
 
