@@ -119,6 +119,9 @@ def test_mailbox_ingest_search_unchanged_replace_prune(
     assert not report.failed, report.failed
     assert set(report.added) == {"arşiv.mbox#1", "arşiv.mbox#2", "tek.eml", "tek.eml#rapor.odt"}
     assert set(sources(store, unique_name)) == set(report.added)
+    with store._conn() as conn:  # written by the set writer: token counts as the single writer sets them
+        counts = dict(conn.execute("SELECT source, token_count FROM documents WHERE source LIKE 'arşiv.mbox#%'"))
+    assert len(counts) == 2 and all(n > 10 for n in counts.values())
 
     hits = search.search("salmon swim upstream", mode="keyword", k=3)
     assert hits[0].source == "arşiv.mbox#2" and hits[0].title == "River news" and hits[0].page == 1

@@ -234,6 +234,63 @@ class WritesMixin(StoreBase):
         )
         return int(doc_id)
 
+    def _insert_versions(self, conn: Any, collection: Collection, members: Sequence[DocumentVersion]) -> dict[str, int]:
+        """Insert many documents' rows with a fixed number of statements (a mailbox of 10,000 messages is not
+        50,000 round trips): the documents in one pipelined executemany, pages and chunks in one COPY each, the
+        postings and token counts in one statement each."""
+        if not members:
+            return {}
+        params = []
+        for m in members:
+            size, mtime_ns = m.file_stat if m.file_stat is not None else (None, None)
+            language = detect_language("\n".join(p.text[:20_000] for p in list(m.pages)[:5]))
+            params.append(
+                (collection.id, m.source, m.sha256, m.title, len(m.pages), len(m.chunks), Jsonb(m.metadata),
+                 Jsonb(list(m.warnings)), m.origin, size, mtime_ns, language)
+            )  # fmt: skip
+        ids: list[int] = []
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+                "warnings, origin, file_size, file_mtime_ns, language) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                params,
+                returning=True,
+            )
+            while True:
+                ids.append(int(cur.fetchone()[0]))
+                if not cur.nextset():
+                    break
+            with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
+                for doc_id, m in zip(ids, members, strict=True):
+                    for p in m.pages:
+                        copy.write_row((doc_id, p.number, p.text))
+            with cur.copy(
+                "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
+                "text, language, embedding) FROM STDIN"
+            ) as copy:
+                for doc_id, m in zip(ids, members, strict=True):
+                    for i, c in enumerate(m.chunks):
+                        vec = None
+                        if m.embeddings is not None:
+                            vec = "[" + ",".join(repr(float(x)) for x in m.embeddings[i]) + "]"
+                        copy.write_row(
+                            (chunk_id(collection.name, m.source, m.sha256, c.ord), collection.id, doc_id, c.ord,
+                             c.page, c.section, c.char_start, c.char_end, c.text, collection.language, vec)
+                        )  # fmt: skip
+        conn.execute(
+            "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
+            + KEYED_POSTINGS_SELECT.format(where="c.document_id = ANY(%s)"),
+            (ids,),
+        )
+        conn.execute(
+            "UPDATE documents d SET token_count = coalesce(t.n, 0) FROM "
+            "(SELECT i.id, (SELECT sum(tf) FROM postings p WHERE p.document_id = i.id) AS n "
+            "FROM unnest(%s::bigint[]) AS i(id)) t WHERE d.id = t.id",
+            (ids,),
+        )
+        return {m.source: doc_id for doc_id, m in zip(ids, members, strict=True)}
+
     def replace_document_set(
         self,
         collection: Collection,
@@ -279,12 +336,7 @@ class WritesMixin(StoreBase):
                         "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s",
                         (collection.id, container),
                     )
-                    ids: dict[str, int] = {}
-                    for m in members:
-                        ids[m.source] = self._insert_version(
-                            conn, collection, m.source, m.sha256, m.title, m.metadata, m.pages, m.chunks,
-                            m.embeddings, list(m.warnings), m.origin, m.file_stat,
-                        )  # fmt: skip
+                    ids = self._insert_versions(conn, collection, members)
                     if self._before_commit is not None:
                         self._before_commit()
                 return ids
