@@ -77,3 +77,33 @@ def test_csv_not_text_and_long_line(tmp_path: Path) -> None:
     doc = load(write(tmp_path, "long.csv", long_line))
     assert any("cut" in w for w in doc.warnings), doc.warnings
     assert "Boğaz" in doc.pages[0].text
+
+
+def test_xlsx_formula_gives_its_cached_value(tmp_path: Path) -> None:
+    """A workbook with a formula saved by a real producer (LibreOffice computes and stores the value): the cached
+    value is read, not the formula (skipped without LibreOffice; openpyxl writes formulas without values)."""
+    import io
+    import subprocess
+
+    import openpyxl
+
+    from kaynak.loaders import legacy
+
+    exe = legacy.soffice_path()
+    if exe is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Bütçe"
+    for row in (["Kalem", "Tutar"], ["Kira", 1200], ["Aidat", 450], ["Toplam", "=SUM(B2:B3)"]):
+        ws.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    source = write(tmp_path, "butce.xlsx", buf.getvalue())
+    subprocess.run(
+        [exe, f"-env:UserInstallation=file://{tmp_path}/profile", "--headless", "--convert-to", "xlsx",
+         "--outdir", str(tmp_path / "out"), str(source)],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    text = load(tmp_path / "out" / "butce.xlsx").pages[0].text
+    assert "Kalem: Toplam; Tutar: 1650" in text and "SUM" not in text
