@@ -174,7 +174,7 @@ def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: An
 
         def run(s: SearchService) -> list[dict[str, Any]]:
             selected = parse_collections(collections)  # "a,b", ["a", "b"] or "*", as on every face
-            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)  # type: ignore[attr-defined]
+            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)
             return [_hit_for_model(h.to_dict()) for h in hits]
 
         return {"hits": call(run, query, collections, source_prefix)}

@@ -28,6 +28,20 @@ def _optional_tool_notes(report: dict[str, Any]) -> None:
             err_console.print(f"[yellow]note:[/] {report[optional]['problem']}", highlight=False)
 
 
+def _doctor_schema(ctx: Context, report: dict[str, Any]) -> None:
+    """The schema version, pending and unfinished migrations (kaynak migrate)."""
+    schema = ctx.migration_status()
+    if not schema["ok"]:
+        return
+    report["migrations"] = {k: schema[k] for k in ("version", "latest", "pending", "in_progress")}
+    if schema["in_progress"]:
+        report["problems"].append("an upgrade is unfinished: run `kaynak migrate` to resume it")
+    elif schema["version"] > schema["latest"]:
+        report["problems"].append("the database was written by a newer kaynak")
+    elif schema["pending"] and schema["version"] > 0:
+        report["problems"].append("the database needs an upgrade: run `kaynak migrate`")
+
+
 @app.command()
 def doctor(json_out: JsonOpt = False) -> None:
     """Check the database, pgvector and the embedder; exit 0 when healthy.
@@ -62,6 +76,7 @@ def doctor(json_out: JsonOpt = False) -> None:
     else:
         report["problems"].append(database["error"])
     _doctor_backup(ctx, report)
+    _doctor_schema(ctx, report)
     model = ctx.model_status()
     if model["ok"]:
         report["embedder_dim"] = model["dim"]

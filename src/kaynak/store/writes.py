@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.migrations.chunk_keys import KEYED_POSTINGS_SELECT
+from kaynak.store.boundary import one
 from kaynak.types import Chunk, Collection, Page
 
 
@@ -28,6 +28,20 @@ def chunk_id(collection: str, source: str, sha256: str, ord: int) -> str:
     """The specification's chunk id: sha1(collection, source, sha256, ord)[:20]."""
     key = "\x1f".join((collection, source, sha256, str(ord)))
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+# The BM25 postings of one document's chunks: each chunk's terms merged with its document's title terms (BM25F-style,
+# weight 1: tf and the chunk length dl count them), keyed by the chunk's 60-bit key (docs/adr/0017, 0022).
+_POSTINGS_OF_DOCUMENT = """
+    INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl)
+    SELECT c.collection_id, u.lexeme, kaynak_chunk_key(c.id), c.document_id, cardinality(u.positions), t.dl
+    FROM chunks c
+    JOIN documents d ON d.id = c.document_id
+    CROSS JOIN LATERAL (SELECT c.tsv || kaynak_header_tsv(c.language, d.title) AS v) h
+    CROSS JOIN LATERAL (SELECT coalesce(sum(cardinality(positions)), 0)::int AS dl FROM unnest(h.v)) t
+    CROSS JOIN LATERAL unnest(h.v) u
+    WHERE c.document_id = %s
+"""
 
 
 @dataclass
@@ -44,6 +58,10 @@ class DocumentVersion:
     warnings: Sequence[str] = ()
     origin: str | None = None
     file_stat: tuple[int, int] | None = None
+
+
+#: The postings of several documents' chunks at once (``replace_document_set``), as _POSTINGS_OF_DOCUMENT.
+_POSTINGS_OF_DOCUMENTS = _POSTINGS_OF_DOCUMENT.replace("c.document_id = %s", "c.document_id = ANY(%s)")
 
 
 class WritesMixin(StoreBase):
@@ -128,6 +146,8 @@ class WritesMixin(StoreBase):
         origin: str | None = None,
         file_stat: tuple[int, int] | None = None,
     ) -> int | None:
+        size, mtime_ns = file_stat if file_stat is not None else (None, None)
+        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
         with self._conn() as conn, conn.transaction():
             conn.execute("SET CONSTRAINTS documents_stats DEFERRED")  # collection_stats at commit (migration 8)
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",))
@@ -139,99 +159,65 @@ class WritesMixin(StoreBase):
                 if skip_if_unchanged and old[1] == sha256:
                     return None
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
-            doc_id = self._insert_version(
-                conn,
-                collection,
-                source,
-                sha256,
-                title,
-                metadata,
-                pages,
-                chunks,
-                embeddings,
-                warnings,
-                origin,
-                file_stat,
+            doc_id = one(
+                conn.execute(
+                    "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+                    "warnings, origin, file_size, file_mtime_ns, language) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    (
+                        collection.id,
+                        source,
+                        sha256,
+                        title,
+                        len(pages),
+                        len(chunks),
+                        Jsonb(metadata),
+                        Jsonb(list(warnings or [])),
+                        origin,
+                        size,
+                        mtime_ns,
+                        language,
+                    ),
+                )
+            )[0]
+            conn.execute(
+                "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
+            )
+            with conn.cursor() as cur:
+                with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
+                    for p in pages:
+                        copy.write_row((doc_id, p.number, p.text))
+                with cur.copy(
+                    "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
+                    "text, language, embedding) FROM STDIN"
+                ) as copy:
+                    for i, c in enumerate(chunks):
+                        vec = None
+                        if embeddings is not None:
+                            vec = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
+                        copy.write_row(
+                            (
+                                chunk_id(collection.name, source, sha256, c.ord),
+                                collection.id,
+                                doc_id,
+                                c.ord,
+                                c.page,
+                                c.section,
+                                c.char_start,
+                                c.char_end,
+                                c.text,
+                                collection.language,
+                                vec,
+                            )
+                        )
+            conn.execute(_POSTINGS_OF_DOCUMENT, (doc_id,))
+            conn.execute(
+                "UPDATE documents SET token_count = "
+                "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",
+                (doc_id, doc_id),
             )
             if self._before_commit is not None:
                 self._before_commit()
-        return int(doc_id)
-
-    def _insert_version(
-        self,
-        conn: Any,
-        collection: Collection,
-        source: str,
-        sha256: str,
-        title: str,
-        metadata: dict[str, Any],
-        pages: Sequence[Page],
-        chunks: Sequence[Chunk],
-        embeddings: np.ndarray | None,
-        warnings: list[str] | None,
-        origin: str | None,
-        file_stat: tuple[int, int] | None,
-    ) -> int:
-        """Insert one document's rows (document, pages, chunks, postings) in the transaction of ``conn``."""
-        size, mtime_ns = file_stat if file_stat is not None else (None, None)
-        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
-        doc_id = conn.execute(
-            "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-            "warnings, origin, file_size, file_mtime_ns, language) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (
-                collection.id,
-                source,
-                sha256,
-                title,
-                len(pages),
-                len(chunks),
-                Jsonb(metadata),
-                Jsonb(list(warnings or [])),
-                origin,
-                size,
-                mtime_ns,
-                language,
-            ),
-        ).fetchone()[0]
-        conn.execute("DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source))
-        with conn.cursor() as cur:
-            with cur.copy("COPY pages (document_id, number, text) FROM STDIN") as copy:
-                for p in pages:
-                    copy.write_row((doc_id, p.number, p.text))
-            with cur.copy(
-                "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
-                "text, language, embedding) FROM STDIN"
-            ) as copy:
-                for i, c in enumerate(chunks):
-                    vec = None
-                    if embeddings is not None:
-                        vec = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
-                    copy.write_row(
-                        (
-                            chunk_id(collection.name, source, sha256, c.ord),
-                            collection.id,
-                            doc_id,
-                            c.ord,
-                            c.page,
-                            c.section,
-                            c.char_start,
-                            c.char_end,
-                            c.text,
-                            collection.language,
-                            vec,
-                        )
-                    )
-        conn.execute(  # each chunk's terms merged with its document's title terms, keyed (migrations 10, 12)
-            "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
-            + KEYED_POSTINGS_SELECT.format(where="c.document_id = %s"),
-            (doc_id,),
-        )
-        conn.execute(
-            "UPDATE documents SET token_count = "
-            "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",
-            (doc_id, doc_id),
-        )
         return int(doc_id)
 
     def _insert_versions(self, conn: Any, collection: Collection, members: Sequence[DocumentVersion]) -> dict[str, int]:
@@ -278,11 +264,7 @@ class WritesMixin(StoreBase):
                             (chunk_id(collection.name, m.source, m.sha256, c.ord), collection.id, doc_id, c.ord,
                              c.page, c.section, c.char_start, c.char_end, c.text, collection.language, vec)
                         )  # fmt: skip
-        conn.execute(
-            "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
-            + KEYED_POSTINGS_SELECT.format(where="c.document_id = ANY(%s)"),
-            (ids,),
-        )
+        conn.execute(_POSTINGS_OF_DOCUMENTS, (ids,))
         conn.execute(
             "UPDATE documents d SET token_count = coalesce(t.n, 0) FROM "
             "(SELECT i.id, (SELECT sum(tf) FROM postings p WHERE p.document_id = i.id) AS n "
