@@ -76,9 +76,8 @@ def parse_xml_bytes(path: Path, data: bytes, part: str, kind: str, allow_doctype
     """Parse ``data`` (the XML of ``part``) refusing DTDs, entities and external references. ``allow_doctype``: a
     bare ``<!DOCTYPE>`` is let through (EPUB 2 writes one), entity declarations never."""
     try:
-        return fromstring(  # type: ignore[no-any-return]
-            data, forbid_dtd=not allow_doctype, forbid_entities=True, forbid_external=True
-        )
+        root: Element = fromstring(data, forbid_dtd=not allow_doctype, forbid_entities=True, forbid_external=True)
+        return root
     except DefusedXmlException as err:
         raise CorruptFile(
             path, f"{kind} part {part} declares a DTD or entities ({type(err).__name__}); refused as unsafe XML"
