@@ -212,3 +212,25 @@ def test_sync_follows_a_mailbox_as_one_file(tmp_path: Path, store: Store, settin
         assert sources(store, unique_name) == {}
     finally:
         ingest.close()
+
+
+def test_deleting_a_mailbox_deletes_its_messages(
+    tmp_path: Path, store: Store, settings: Settings, unique_name: str
+) -> None:
+    from kaynak.errors import DocumentNotFound
+
+    root = tmp_path / "mail"
+    write(root, "kutu.mbox", make_mbox([make_eml(), make_eml(subject="River news", body=EN_PASSAGE)]))
+    write(root, "tek.eml", make_eml(attachments={"plan.odt": make_odt()}))
+    ingest, _ = services(store, settings, unique_name)
+    try:
+        ingest.ingest([root], unique_name, language="turkish")
+        ingest.delete_document(unique_name, "kutu.mbox#1")  # one message, as any document
+        assert set(sources(store, unique_name)) == {"kutu.mbox#2", "tek.eml", "tek.eml#plan.odt"}
+        ingest.delete_document(unique_name, "kutu.mbox")  # the mailbox: what is left of it
+        ingest.delete_document(unique_name, "tek.eml")  # a message with its attachment
+        assert sources(store, unique_name) == {}
+        with pytest.raises(DocumentNotFound):
+            ingest.delete_document(unique_name, "kutu.mbox")
+    finally:
+        ingest.close()

@@ -18,13 +18,13 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence, Sized
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from kaynak import upload_store
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, KaynakError, UsageError
-from kaynak.loaders import LoadOptions
+from kaynak.loaders import CONTAINER_EXTENSIONS, LoadOptions
 from kaynak.rules import check_collection_name
 from kaynak.store import Store
 from kaynak.types import Collection, LoadedDocument
@@ -111,8 +111,15 @@ class IngestService:
         upload_store.remove_collection(self.settings.data_dir, name)  # uploaded copies go with it
 
     def delete_document(self, collection: str, source: str) -> None:
+        """Delete one document; a mailbox's source (``archive.mbox``) deletes all its messages and attachments, in
+        one transaction (kaynak.ingest.sources.container_of)."""
         col = self.store.get_collection(collection)
-        if not self.store.delete_document(col, source):
+        if PurePosixPath(source).suffix.lower() in CONTAINER_EXTENSIONS:
+            hashes = self.store.document_hashes(col)
+            if source not in hashes and not container_index(hashes).get(source):
+                raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
+            self.store.replace_document_set(col, source, [])
+        elif not self.store.delete_document(col, source):
             raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
         upload_store.remove_copy(self.settings.data_dir, collection, source)  # an uploaded copy goes with it
 
