@@ -146,10 +146,10 @@ def test_supported_extensions_and_case_insensitive_lookup(tmp_path: Path) -> Non
 
 
 def test_unsupported_extension_names_file_and_reason(tmp_path: Path) -> None:
-    path = write(tmp_path, "sheet.xlsx", b"PK\x03\x04")
+    path = write(tmp_path, "sheet.numbers", b"PK\x03\x04")
     with pytest.raises(UnsupportedFileType) as err:
         load(path)
-    assert str(path) in str(err.value) and "'.xlsx'" in str(err.value)
+    assert str(path) in str(err.value) and "'.numbers'" in str(err.value)
     assert isinstance(err.value, LoaderError) and isinstance(err.value, KaynakError)
     with pytest.raises(UnsupportedFileType, match="without an extension"):
         load(write(tmp_path, "Makefile", "all:"))
@@ -848,3 +848,22 @@ def test_titles_and_section_paths_are_bounded(tmp_path: Path) -> None:
     doc = load(write(tmp_path, "long.md", md))
     assert len(doc.title) <= 300
     assert all(len(s.path) <= 600 for s in doc.pages[0].sections)
+
+
+def test_java_utf8_lone_surrogates_cesu8_and_c0_80_are_read_with_warnings(tmp_path: Path) -> None:
+    """UTF-8 as Java writes it is no longer rejected whole as "not text" (issue 26)."""
+    data = (
+        "İstanbul ".encode()
+        + b"\xed\xa0\xbd\xed\xb8\x80"  # CESU-8 pair: U+1F600
+        + b" Bo"
+        + b"\xed\xa0\x80"  # a lone high surrogate
+        + "ğaz ".encode()
+        + b"ka\xc0\x80p\xc4\xb1"  # Java's NUL inside "kapı"
+    )
+    doc = load(write(tmp_path, "java.txt", data))
+    assert doc.pages[0].text == "İstanbul \U0001f600 Bo\ufffdğaz kapı"
+    warnings = " ".join(doc.warnings)
+    assert (
+        "1 CESU-8 surrogate pair" in warnings and "lone UTF-16 surrogate read as U+FFFD (first at byte 17)" in warnings
+    )
+    assert "C0 80" in warnings

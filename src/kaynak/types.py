@@ -41,12 +41,19 @@ class Page:
 
 @dataclass
 class LoadedDocument:
-    """What a loader returns: a title, metadata (front matter, PDF info, …), pages, and non-fatal warnings."""
+    """What a loader returns: a title, metadata (front matter, PDF info, …), pages, and non-fatal warnings.
+
+    ``parts``: the other documents the file holds (a mailbox's messages, a message's attachments), each as
+    ``(suffix, document)``, stored as a document of its own under the source ``<file's source><suffix>`` (the suffix
+    starts with ``#``). A container whose own ``pages`` hold no text (a mailbox) is not stored itself. All the
+    documents of one file are written in one transaction (Store.replace_document_set).
+    """
 
     title: str
     pages: list[Page]
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    parts: list[tuple[str, LoadedDocument]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

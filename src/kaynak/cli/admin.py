@@ -21,6 +21,13 @@ app.add_typer(collections_app, name="collections")
 app.add_typer(documents_app, name="documents")
 
 
+def _optional_tool_notes(report: dict[str, Any]) -> None:
+    """What to install for the optional tools that are missing (OCR, LibreOffice)."""
+    for optional in ("ocr", "office"):
+        if report[optional].get("problem"):
+            err_console.print(f"[yellow]note:[/] {report[optional]['problem']}", highlight=False)
+
+
 def _doctor_schema(ctx: Context, report: dict[str, Any]) -> None:
     """The schema version, pending and unfinished migrations (kaynak migrate)."""
     schema = ctx.migration_status()
@@ -78,6 +85,9 @@ def doctor(json_out: JsonOpt = False) -> None:
     from kaynak.loaders.ocr import ocr_status
 
     report["ocr"] = ocr_status()  # optional: reported, never a problem (scans are refused with what to install)
+    from kaynak.loaders.legacy import office_status
+
+    report["office"] = office_status()  # optional too: .doc/.xls/.ppt through LibreOffice
     report["ok"] = not report["problems"]
     ctx.close()
     if json_out:
@@ -89,6 +99,8 @@ def doctor(json_out: JsonOpt = False) -> None:
                 table.add_row(key, str(report[key]))
         ocr = report["ocr"]
         table.add_row("ocr", f"{ocr['engine']} ({'+'.join(ocr['languages'])})" if ocr["available"] else "not available")
+        office = report["office"]
+        table.add_row(".doc .xls .ppt", office["engine"] if office["available"] else "not available (LibreOffice)")
         table.add_row("collections", str(len(report.get("collections", []))))
         console.print(table)
         for c in report.get("collections", []):
@@ -106,8 +118,7 @@ def doctor(json_out: JsonOpt = False) -> None:
         if "last_backup" in report:
             b = report["last_backup"]
             console.print(f"  last backup: {b['at']} → {b['file']}" if b else "  last backup: never", highlight=False)
-        if report["ocr"].get("problem"):
-            err_console.print(f"[yellow]note:[/] {report['ocr']['problem']}", highlight=False)
+        _optional_tool_notes(report)
         for w in report.get("warnings", []):
             err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
         for p in report["problems"]:

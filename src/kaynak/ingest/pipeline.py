@@ -35,9 +35,10 @@ import numpy as np
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, DocumentRejected, FileTooLarge, KaynakError, NoText
 from kaynak.langdetect import detect_collection_language
-from kaynak.loaders import added_loaders
+from kaynak.loaders import CONTAINER_EXTENSIONS, added_loaders
 from kaynak.loaders.ocr import ocr_now_possible
 from kaynak.store import Store
+from kaynak.store.writes import DocumentVersion
 from kaynak.types import Chunk, Collection, LoadedDocument, Page
 
 from .discovery import FileJob, file_sha256
@@ -103,6 +104,49 @@ class _Prepared:
         if page is None or page.number != number:
             page = next(p for p in self.pages if p.number == number)
         return page
+
+
+class _Group(_Prepared):
+    """The documents one file holds (kaynak.types.LoadedDocument.parts), embedded as one item and written in one
+    transaction (Store.replace_document_set): a mailbox is stored whole or not at all. ``chunks`` are all the
+    members' chunks in order; the vectors are cut back per member when written."""
+
+    def __init__(self, source: str, members: list[_Prepared], warnings: list[str], file_stat: tuple[int, int] | None):
+        super().__init__(
+            source,
+            members[0].sha256,
+            members[0].title,
+            {},
+            [p for m in members for p in m.pages],
+            [c for m in members for c in m.chunks],
+            warnings,
+            members[0].origin,
+            file_stat,
+        )
+        self.members = members
+        self._where = [(i, j) for i, m in enumerate(members) for j in range(len(m.chunks))]
+
+    def chunk_text(self, i: int) -> str:
+        m, j = self._where[i]
+        return self.members[m].chunk_text(j)
+
+    def embedding_text(self, i: int) -> str:
+        m, j = self._where[i]
+        return self.members[m].embedding_text(j)
+
+    def versions(self) -> list[DocumentVersion]:
+        out: list[DocumentVersion] = []
+        at = 0
+        for m in self.members:
+            vectors = None if self.vectors is None else self.vectors[at : at + len(m.chunks)]
+            at += len(m.chunks)
+            out.append(
+                DocumentVersion(
+                    m.source, m.sha256, m.title, m.metadata, m.pages, m.with_chunk_texts(), vectors,
+                    m.warnings, m.origin, self.file_stat,
+                )
+            )  # fmt: skip
+        return out
 
 
 @dataclass
@@ -509,6 +553,9 @@ class Run:
     def _write(self, d: _Prepared) -> None:
         assert self.collection is not None
         self.current = d.source
+        if isinstance(d, _Group):
+            self._write_group(d)
+            return
         try:
             doc_id = self.store.replace_document(
                 self.collection,
@@ -539,6 +586,31 @@ class Run:
             self.record(d.source, "updated", chunks=len(d.chunks))
         else:
             self.record(d.source, "added", chunks=len(d.chunks))
+        d.vectors = None
+
+    def _write_group(self, d: _Group) -> None:
+        """All the documents of one file in one transaction; each is reported under its own source."""
+        assert self.collection is not None
+        try:
+            ids = self.store.replace_document_set(self.collection, d.source, d.versions(), skip_if_unchanged=True)
+        except DocumentRejected as err:
+            self.fail(_Fail(d.source, str(err), d.warnings, d.sha256))
+            return
+        finally:
+            self._release(d.chars)
+        if ids is None:
+            self.record(d.source, "unchanged", warnings=d.warnings)
+            return
+        for w in d.warnings:  # the file's own warnings (a broken message, an unreadable attachment)
+            with self._lock:
+                self.report.warnings.append({"source": d.source, "warning": printable_text(w)})
+        for m in d.members:
+            if m.warnings:
+                self.record(m.source, "partial", chunks=len(m.chunks), warnings=m.warnings)
+            elif m.source in self.known:
+                self.record(m.source, "updated", chunks=len(m.chunks))
+            else:
+                self.record(m.source, "added", chunks=len(m.chunks))
         d.vectors = None
 
     # ----------------------------------------------------------------- all together
@@ -595,9 +667,12 @@ def prepare_file(
     parser: str,
     submit: Callable[[ParseTask], Future[Any]],
     options: LoadOptions | None = None,
+    members: dict[str, list[str]] | None = None,
 ) -> _Result | _Pending:
     """Stat and hash one file here; skip it when unchanged or when it failed before with the same bytes and
-    limits; otherwise hand it to the parse workers (``submit``). Raises for a file that cannot be read."""
+    limits; otherwise hand it to the parse workers (``submit``). Raises for a file that cannot be read.
+    ``members``: kaynak.ingest.sources.container_index of ``known`` (a mailbox is unchanged when all the documents
+    it gave are of its bytes)."""
     st = os.stat(job.path)
     if not stat.S_ISREG(st.st_mode):
         return _Fail(job.source, "not a regular file")
@@ -609,7 +684,11 @@ def prepare_file(
         )
     sha = file_sha256(job.path)
     stored = known.get(job.source)
-    if stored is not None and stored[0] == sha and not ocr_now_possible(stored[1]):
+    if job.path.suffix.lower() in CONTAINER_EXTENSIONS and members is not None:
+        held = [known[s] for s in [job.source, *members.get(job.source, [])] if s in known]
+        if held and all(state[0] == sha for state in held):  # the file's documents are all of these bytes
+            return _Skip(job.source, sorted({w for state in held for w in state[1]}))
+    elif stored is not None and stored[0] == sha and not ocr_now_possible(stored[1]):
         return _Skip(job.source, stored[1])
     failed = failures.get(job.source)
     if failed is not None and failed[0] == sha and failed[2] == parser:
@@ -631,6 +710,9 @@ def prepare_file(
         if isinstance(answer, ParseFailure):
             return _Fail(job.source, answer.reason, answer.warnings, None if answer.transient else sha)
         title = bounded_title(answer.title) or bounded_title(Path(job.source).stem) or job.source[:MAX_TITLE]
+        file_stat = (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None
+        if answer.parts or job.path.suffix.lower() in CONTAINER_EXTENSIONS:
+            return _group(job.source, title, answer, origin, file_stat)
         return _Prepared(
             job.source,
             answer.sha256,
@@ -640,10 +722,27 @@ def prepare_file(
             answer.chunks,
             answer.warnings,
             origin,
-            (st.st_size, st.st_mtime_ns) if answer.sha256 == sha else None,
+            file_stat,
         )
 
     return _Pending(job.source, submit(task), finish, st.st_size)
+
+
+def _group(source: str, title: str, answer: Parsed, origin: str | None, file_stat: tuple[int, int] | None) -> _Prepared:
+    """The documents of a container file: itself (when it has text of its own) and its parts."""
+    members: list[_Prepared] = []
+    if answer.chunks:
+        members.append(
+            _Prepared(source, answer.sha256, title, answer.metadata, answer.pages, answer.chunks, [], origin, file_stat)
+        )
+    for suffix, part in answer.parts:
+        part_title = bounded_title(part.title) or title
+        members.append(
+            _Prepared(
+                source + suffix, part.sha256, part_title, part.metadata, part.pages, part.chunks, part.warnings, origin
+            )
+        )
+    return _Group(source, members, answer.warnings, file_stat)
 
 
 def origin_of(path: Path) -> str | None:

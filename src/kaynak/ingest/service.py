@@ -18,13 +18,13 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence, Sized
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from kaynak import upload_store
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFound, KaynakError, UsageError
-from kaynak.loaders import LoadOptions
+from kaynak.loaders import CONTAINER_EXTENSIONS, LoadOptions
 from kaynak.rules import check_collection_name
 from kaynak.store import Store
 from kaynak.types import Collection, LoadedDocument
@@ -34,6 +34,7 @@ from .discovery import Discovery, FileJob, PathFilter, discover
 from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
 from .report import IngestCrashed, IngestEvent, IngestReport
 from .shard import select_shard
+from .sources import container_index, container_of
 from .workers import ParsePool
 
 if TYPE_CHECKING:
@@ -80,11 +81,13 @@ class IngestService:
         from kaynak import __version__
 
         s = self.settings
+        from kaynak.loaders.legacy import office_fingerprint  # likewise a .doc refused without LibreOffice
         from kaynak.loaders.ocr import ocr_fingerprint  # a scan refused without Tesseract is retried once it is there
 
         return (
             f"kaynak {__version__}; memory {s.parse_memory_mb} MB; timeout {s.parse_timeout_s:g} s; "
-            f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}"
+            f"max file {s.max_file_mb:g} MB; {ocr_fingerprint()}; ocr languages {s.ocr_languages or 'auto'}; "
+            f"{office_fingerprint()}"
         )
 
     def close(self) -> None:
@@ -108,8 +111,15 @@ class IngestService:
         upload_store.remove_collection(self.settings.data_dir, name)  # uploaded copies go with it
 
     def delete_document(self, collection: str, source: str) -> None:
+        """Delete one document; a mailbox's source (``archive.mbox``) deletes all its messages and attachments, in
+        one transaction (kaynak.ingest.sources.container_of)."""
         col = self.store.get_collection(collection)
-        if not self.store.delete_document(col, source):
+        if PurePosixPath(source).suffix.lower() in CONTAINER_EXTENSIONS:
+            hashes = self.store.document_hashes(col)
+            if source not in hashes and not container_index(hashes).get(source):
+                raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
+            self.store.replace_document_set(col, source, [])
+        elif not self.store.delete_document(col, source):
             raise DocumentNotFound(f"collection {collection!r} has no document {source!r}")
         upload_store.remove_copy(self.settings.data_dir, collection, source)  # an uploaded copy goes with it
 
@@ -165,8 +175,10 @@ class IngestService:
         pool = self.parse_pool
         parser = self.parser_key()
 
+        members = container_index(known)  # the documents of mailboxes (kaynak.ingest.sources.container_of)
+
         def prepare(job: FileJob) -> _Result | _Pending:
-            return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options)
+            return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options, members)
 
         total = len(found.jobs) + len(found.failed) + len(found.skipped)
         run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop, parser)
@@ -183,7 +195,7 @@ class IngestService:
                 gone = [
                     s
                     for s in sorted(self.store.document_hashes(run.collection))
-                    if s not in found.seen and path_filter(s)
+                    if (container_of(s) or s) not in found.seen and path_filter(container_of(s) or s)
                 ]
                 for source in gone:
                     if self.store.delete_document(run.collection, source):

@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 
 __all__ = [
     "CP1254_MARK",
+    "container_index",
+    "container_of",
     "decode_source",
     "display_path",
     "encode_name",
@@ -124,3 +127,28 @@ def printable_text(text: str) -> str:
 def display_path(path: str | bytes | os.PathLike[str]) -> str:
     """Any path in the same printable form (for messages): never raises, never prints raw bytes."""
     return encode_source(os.fspath(path))
+
+
+def container_of(source: str) -> str | None:
+    """The source of the file holding the document ``source`` (``archive.mbox`` for ``archive.mbox#3`` or
+    ``archive.mbox#3/report.pdf``), or None when ``source`` is a file of its own."""
+    from kaynak.loaders import CONTAINER_EXTENSIONS
+
+    at = source.find("#")
+    while at > 0:
+        head = source[:at]
+        if os.path.splitext(head)[1].lower() in CONTAINER_EXTENSIONS:
+            return head
+        at = source.find("#", at + 1)
+    return None
+
+
+def container_index(sources: Iterable[str]) -> dict[str, list[str]]:
+    """File source → the sources of the documents it holds besides itself, for every container among ``sources``."""
+    out: dict[str, list[str]] = {}
+    for source in sources:
+        if "#" in source:
+            head = container_of(source)
+            if head is not None:
+                out.setdefault(head, []).append(source)
+    return out

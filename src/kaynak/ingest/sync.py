@@ -34,7 +34,7 @@ from kaynak.types import Collection
 from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256, supported_extensions
 from .pipeline import origin_of
 from .report import IngestEvent, IngestReport
-from .sources import decode_source, encode_source
+from .sources import container_index, container_of, decode_source, encode_source
 
 if TYPE_CHECKING:
     from .service import IngestService
@@ -186,6 +186,7 @@ def plan(
     whole roots; documents whose origin lies at or under them and whose file is no longer found there are gone."""
     p = Plan()
     states = p.states = store.file_states(collection)
+    members = container_index(states)  # a mailbox's documents carry the mailbox file's stat
     for src in sources:
         path = Path(src["root"])
         is_dir = path.is_dir()
@@ -214,7 +215,7 @@ def plan(
             st: os.stat_result | None = os.stat(job.path)
         except OSError:
             st = None  # the ingest reports why it cannot be read
-        stored = states.get(source)
+        stored = states.get(source) or next((states[m] for m in members.get(source, [])), None)
         if st is not None and stored is not None and stored[1] == st.st_size and stored[2] == st.st_mtime_ns:
             p.unchanged += 1
         elif hold is not None and hold(os.fspath(job.path)):
@@ -223,9 +224,10 @@ def plan(
         else:
             p.changed.append((job, st))
     for source, (_sha, _size, _mtime, origin) in states.items():
-        if source in p.found.seen or source in p.jobs:
+        file = container_of(source) or source  # a message of a mailbox goes with the mailbox
+        if file in p.found.seen or file in p.jobs:
             continue
-        if origin is None or not any(_under(origin, r) and r.filter(source) for r in p.available):
+        if origin is None or not any(_under(origin, r) and r.filter(file) for r in p.available):
             continue  # not from a remembered root (an upload, an unknown origin, a missing drive): kept
         if scope is not None and not any(origin == s or origin.startswith(s.rstrip("/") + "/") for s in scope):
             continue  # outside the changed paths: not looked at
@@ -352,9 +354,11 @@ def _compare_changed(
     """Read the files whose stat changed: same content → only the stat is recorded; content of a gone document →
     a rename (moved, nothing re-embedded); else the file is to be ingested (returned)."""
     states = p.states
+    members = container_index(states)
     by_sha: dict[str, list[str]] = {}  # documents whose file is gone, by content: candidates for a rename
     for source in sorted(p.gone):
-        by_sha.setdefault(states[source][0], []).append(source)
+        if container_of(source) is None:  # a mailbox's documents are not moved one by one: it is read again
+            by_sha.setdefault(states[source][0], []).append(source)
     to_ingest: list[FileJob] = []
     refresh: list[tuple[str, str, int, int, str | None]] = []
     for job, st in p.changed:
@@ -370,10 +374,11 @@ def _compare_changed(
             to_ingest.append(job)
             continue
         report.hashed += 1
-        stored = states.get(job.source)
+        stored = states.get(job.source) or next((states[m] for m in members.get(job.source, [])), None)
         stat = (st.st_size, st.st_mtime_ns)
         if stored is not None and stored[0] == sha:
-            refresh.append((job.source, sha, st.st_size, st.st_mtime_ns, origin_of(job.path)))
+            for source in [job.source, *members.get(job.source, [])]:
+                refresh.append((source, sha, st.st_size, st.st_mtime_ns, origin_of(job.path)))
             report.unchanged += 1
             continue
         olds = by_sha.get(sha)
@@ -396,7 +401,7 @@ def _remove_gone(store: Store, col: Collection, p: Plan, report: SyncReport) -> 
             # A file held back (still settling) has this document's size: it may be its new name. Keep the
             # document until that file has settled and can be matched by content (the watcher syncs again).
             report.deferred.append(source)
-        elif _still_gone(source, origin, p.available) and store.delete_document(col, source):
+        elif _still_gone(container_of(source) or source, origin, p.available) and store.delete_document(col, source):
             report.removed.append(source)
 
 

@@ -59,6 +59,9 @@ _PRELOAD = [
     "kaynak.loaders.html",
     "kaynak.loaders.docx",
     "kaynak.loaders.pdf",
+    "kaynak.loaders.opendocument",  # issue 26: the zip + safe-XML formats (openpyxl is imported when needed)
+    "kaynak.loaders.pptx",
+    "kaynak.loaders.mail",
     "kaynak.chunking",
     "pypdf",
     "docx",
@@ -106,6 +109,8 @@ class Parsed:
     pages: list[Page]
     chunks: list[Chunk]
     warnings: list[str] = field(default_factory=list)
+    #: the other documents the file holds (LoadedDocument.parts), each chunked: (source suffix, Parsed)
+    parts: list[tuple[str, Parsed]] = field(default_factory=list)
 
 
 @dataclass
@@ -184,9 +189,10 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
                 return ParseFailure(f"cannot read the file ({err.strerror or err})", _warnings(found, caught, chatter))
             for w in doc.warnings:
                 add_warning(found, w)
-            if not chunks:
+            parts = _chunk_parts(doc, sha, task, found)
+            if not chunks and not parts:
                 return ParseFailure("no text to index", _warnings(found, caught, chatter))
-            chars = sum(len(p.text) for p in doc.pages)
+            chars = sum(len(p.text) for p in doc.pages) + sum(len(p.text) for _, d in parts for p in d.pages)
             if chars > MAX_DOCUMENT_CHARS:
                 return ParseFailure(
                     f"{chars:,} characters of text is over the {MAX_DOCUMENT_CHARS:,} one document may hold; "
@@ -196,9 +202,26 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
             # The text of a chunk is a slice of its page: the caller cuts it when needed instead of receiving it twice.
             chunks = [replace(c, text="") for c in chunks]
             notes = _warnings(found, caught, chatter)
-            return Parsed(sha, doc.title, dict(doc.metadata), list(doc.pages), chunks, notes)
+            return Parsed(sha, doc.title, dict(doc.metadata), list(doc.pages), chunks, notes, parts)
     finally:
         root.removeHandler(chatter)
+
+
+def _chunk_parts(doc: Any, sha: str, task: ParseTask, found: list[str]) -> list[tuple[str, Parsed]]:
+    """The parts of a container (a mailbox's messages, attachments), chunked; parts without text are dropped."""
+    from kaynak.chunking import chunk_pages
+
+    out: list[tuple[str, Parsed]] = []
+    for suffix, part in doc.parts:
+        chunks = chunk_pages(part.pages, chunk_size=task.chunk_size, overlap=task.chunk_overlap)
+        if not chunks:
+            continue
+        warnings: list[str] = []
+        for w in part.warnings:
+            add_warning(warnings, w)
+        chunks = [replace(c, text="") for c in chunks]
+        out.append((suffix, Parsed(sha, part.title, dict(part.metadata), list(part.pages), chunks, warnings)))
+    return out
 
 
 def _warnings(found: list[str], caught: list[warnings.WarningMessage], chatter: _Chatter) -> list[str]:

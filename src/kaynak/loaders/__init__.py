@@ -25,6 +25,7 @@ from kaynak.types import LoadedDocument, Page, Section
 from .normalize import decode_bytes, decode_with_encoding, normalize_text
 
 __all__ = [
+    "CONTAINER_EXTENSIONS",
     "DEFAULT_MAX_BYTES",
     "SUPPORTED_EXTENSIONS",
     "LoadOptions",
@@ -57,6 +58,9 @@ LoaderFunc = Callable[[Path, bytes, LoadOptions], LoadedDocument]
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 
 _REGISTRY: dict[str, LoaderFunc] = {}
+
+#: Extensions of files that hold several documents (LoadedDocument.parts), stored as ``<source>#<suffix>``.
+CONTAINER_EXTENSIONS: frozenset[str] = frozenset({".eml", ".mbox", ".mbx"})
 
 
 #: Loaders registered after import (by a plugin or a program), as ``extension -> "module:qualified.name"``: files
@@ -155,6 +159,66 @@ def _image(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     return load_image(path, data, options)
 
 
+def _opendocument(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .opendocument import load_opendocument
+
+    return load_opendocument(path, data)
+
+
+def _pptx(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .pptx import load_pptx
+
+    return load_pptx(path, data)
+
+
+def _xlsx(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .sheets import load_xlsx
+
+    return load_xlsx(path, data)
+
+
+def _csv(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .sheets import load_csv
+
+    return load_csv(path, data)
+
+
+def _udf(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .udf import load_udf
+
+    return load_udf(path, data)
+
+
+def _rtf(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .rtf import load_rtf
+
+    return load_rtf(path, data)
+
+
+def _epub(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .epub import load_epub
+
+    return load_epub(path, data)
+
+
+def _legacy(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .legacy import load_legacy  # LibreOffice headless, when installed
+
+    return load_legacy(path, data)
+
+
+def _eml(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .mail import load_eml
+
+    return load_eml(path, data, options)
+
+
+def _mbox(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .mail import load_mbox
+
+    return load_mbox(path, data, options)
+
+
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
 register((".pdf",), _pdf)
 register((".md", ".markdown", ".mdx"), _markdown)
@@ -162,6 +226,16 @@ register((".txt", ".text"), _text)
 register((".html", ".htm", ".xhtml"), _html)
 register((".docx",), _docx)
 register((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image)
+register((".odt", ".ott", ".fodt", ".ods", ".ots", ".fods", ".odp", ".otp", ".fodp"), _opendocument)
+register((".pptx", ".pptm"), _pptx)
+register((".xlsx", ".xlsm"), _xlsx)
+register((".csv", ".tsv"), _csv)
+register((".udf",), _udf)
+register((".rtf",), _rtf)
+register((".epub",), _epub)
+register((".doc", ".xls", ".ppt"), _legacy)
+register((".eml",), _eml)
+register((".mbox", ".mbx"), _mbox)
 
 
 def loader_for(path: str | Path) -> LoaderFunc:
@@ -199,7 +273,13 @@ def load(path: str | Path, *, max_bytes: int | None = None, options: LoadOptions
     except Exception as err:  # a bug or an input no loader anticipated: still name the file
         raise CorruptFile(path, f"could not be read ({type(err).__name__}: {err})") from err
     doc.pages = article_sections([_scrub(p) for p in doc.pages])  # "MADDE 27 –", "Section 4.2" → sections
-    if not any(has_visible_text(p.text) for p in doc.pages):
+    kept: list[tuple[str, LoadedDocument]] = []
+    for suffix, part in doc.parts:
+        part.pages = article_sections([_scrub(p) for p in part.pages])
+        if any(has_visible_text(p.text) for p in part.pages):
+            kept.append((suffix, part))
+    doc.parts = kept
+    if not kept and not any(has_visible_text(p.text) for p in doc.pages):
         raise NoText(path, "no text (only whitespace or invisible characters)")
     return doc
 

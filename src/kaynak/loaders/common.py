@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kaynak.errors import FileTooLarge, LoaderError
-from kaynak.types import Section
+from kaynak.types import Page, Section
 
 from .normalize import collapse_whitespace, normalize_text
 
@@ -109,6 +109,44 @@ class TextBuilder:
     def finish(self) -> tuple[str, list[Section]]:
         self._close(self._length)
         return "".join(self._parts), self._sections
+
+
+class PagedBuilder:
+    """TextBuilders for a document of several pages whose heading path runs on across page breaks.
+
+    ``page_break()`` ends the current page (if it holds text) and opens the next one, still under the same section
+    path; ``pages()`` returns the Pages, numbered from 1 (or their numbers from ``numbers``)."""
+
+    def __init__(self) -> None:
+        self.current = TextBuilder()
+        self._done: list[tuple[str, list[Section]]] = []
+        self.headings: list[tuple[int, str]] = []
+
+    def block(self, text: str, *, sep: str = "\n\n", keep_layout: bool = False) -> None:
+        self.current.block(text, sep=sep, keep_layout=keep_layout)
+
+    def heading(self, level: int, text: str) -> None:
+        self.current.heading(level, text)
+        if self.current.headings and len(self.headings) < 10_000:
+            self.headings.append(self.current.headings[-1])
+            self.current.headings.clear()
+
+    def page_break(self, *, keep_empty: bool = False) -> None:
+        if not self.current.length and not keep_empty:
+            return
+        old = self.current
+        new = TextBuilder()
+        new._stack = list(old._stack)
+        if old._open is not None:
+            new._open = (0, old._open[1])
+        self._done.append(old.finish())
+        self.current = new
+
+    def pages(self) -> list[Page]:
+        done = list(self._done)
+        if self.current.length or not done:
+            done.append(self.current.finish())
+        return [Page(number=i + 1, text=text, sections=sections) for i, (text, sections) in enumerate(done)]
 
 
 def json_safe(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:

@@ -1,14 +1,15 @@
 """Text clean-up shared by every loader: byte decoding that does not guess wildly, and normalisation.
 
-``decode_text`` turns the bytes of a text file into text and says what it did (docs/adr/0009-ingest-isolation.md):
-a byte-order mark decides first (UTF-8, UTF-16, UTF-32); then strict UTF-8; then UTF-8 with a few stray bytes
-dropped, when the rest is clearly UTF-8 (real multi-byte letters, at most 0.1 % bad bytes); then UTF-16 without a
-mark when the NUL pattern leaves no doubt; then Windows-1254 (Turkish; it also reads Windows-1252 English) only
-when the result is plausibly Turkish or Western text (no undefined bytes, letters mostly ASCII, hardly any
-control characters). Anything else raises ``NotText``: "not text (unknown encoding or binary)". NUL bytes are
-dropped (not replaced, so ``İstan\x00bul`` stays one word) and other control characters removed, each with a
-warning. ``decode_bytes`` / ``decode_with_encoding`` keep the older never-failing behaviour for callers that
-need some text whatever the bytes.
+``decode_text`` turns the bytes of a text file into text and says what it did (docs/adr/0009-ingest-isolation.md): a
+byte-order mark decides first (UTF-8, UTF-16, UTF-32); then strict UTF-8; then UTF-8 as Java and old Windows code
+write it (CESU-8 pairs joined into their character, lone surrogates read as U+FFFD, ``C0 80`` (NUL) dropped, each
+with a warning); then UTF-8 with a few stray bytes dropped, when the rest is clearly UTF-8 (real multi-byte letters,
+at most 0.1 % bad bytes); then UTF-16 without a mark when the NUL pattern leaves no doubt; then Windows-1254
+(Turkish; it also reads Windows-1252 English) only when the result is plausibly Turkish or Western text (no
+undefined bytes, letters mostly ASCII, hardly any control characters). Anything else raises ``NotText``: "not text
+(unknown encoding or binary)". NUL bytes are dropped (not replaced, so ``İstan\x00bul`` stays one word) and other
+control characters removed, each with a warning. ``decode_bytes`` / ``decode_with_encoding`` keep the older
+never-failing behaviour for callers that need some text whatever the bytes.
 
 ``normalize_text`` makes any extracted text safe and uniform: NFC, typographic ligatures expanded (NFC keeps
 ``ﬁ``), control characters, NUL, lone surrogates and invisible format characters removed (PostgreSQL text can hold
@@ -174,6 +175,9 @@ def decode_text(data: bytes) -> Decoded:
         return clean_decoded(data.decode("utf-8"), "utf-8", warnings)
     except UnicodeDecodeError:
         pass
+    repaired = _repair_java_utf8(data, warnings)
+    if repaired is not None:
+        return clean_decoded(repaired, "utf-8", warnings)
     loose = data.decode("utf-8", errors="surrogateescape")
     bad = sum(1 for ch in loose if "\udc80" <= ch <= "\udcff")
     multibyte = sum(1 for ch in loose if ch > "\x7f") - bad
@@ -193,6 +197,44 @@ def decode_text(data: bytes) -> Decoded:
     if not _plausible_western(text):
         raise NotText()
     return clean_decoded(text, "cp1254", warnings)
+
+
+# UTF-8 as Java and old Windows code write it: a surrogate pair as two 3-byte sequences (CESU-8), a lone surrogate
+# as one, and NUL as the overlong C0 80 (Java's "modified UTF-8"). Strict UTF-8 rejects them all.
+_CESU_PAIR_RE = re.compile(rb"\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf]")
+_SURROGATE_RE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+_JAVA_NUL = b"\xc0\x80"
+
+
+def _repair_java_utf8(data: bytes, warnings: list[str]) -> str | None:
+    """``data`` as UTF-8 once CESU-8 pairs are joined into their character, lone surrogates are read as U+FFFD and
+    Java's ``C0 80`` (NUL) is dropped; None when other bytes still are not UTF-8."""
+    if b"\xed" not in data and _JAVA_NUL not in data:
+        return None
+    notes: list[str] = []
+
+    def pair(m: re.Match[bytes]) -> bytes:
+        hi, lo = m.group()[:3].decode("utf-8", "surrogatepass"), m.group()[3:].decode("utf-8", "surrogatepass")
+        return (hi + lo).encode("utf-16-le", "surrogatepass").decode("utf-16-le").encode("utf-8")
+
+    fixed, pairs = _CESU_PAIR_RE.subn(pair, data)
+    if pairs:
+        notes.append(f"{pairs} CESU-8 surrogate pair{'s' if pairs > 1 else ''} read as the characters they encode")
+    first = _SURROGATE_RE.search(fixed)
+    fixed, lone = _SURROGATE_RE.subn("\ufffd".encode(), fixed)
+    if lone:
+        at = f" (first at byte {first.start()})" if first else ""
+        notes.append(f"{lone} lone UTF-16 surrogate{'s' if lone > 1 else ''} read as U+FFFD{at}")
+    nuls = fixed.count(_JAVA_NUL)
+    fixed = fixed.replace(_JAVA_NUL, b"")
+    if nuls:
+        notes.append(f"{nuls} Java-style NUL{'s' if nuls > 1 else ''} (C0 80) dropped")
+    try:
+        text = fixed.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    warnings.extend(notes)
+    return text
 
 
 def decode_bytes(data: bytes) -> str:

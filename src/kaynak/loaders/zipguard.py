@@ -1,4 +1,5 @@
-"""Zip containers (DOCX) measured by inflating them, never by trusting the sizes they declare.
+"""Zip containers (DOCX, OpenDocument, PPTX, XLSX, EPUB, UDF) measured by inflating them, never by trusting the
+sizes they declare.
 
 ``check_inflated`` streams every member through the decompressor in 64 KB pieces, counting the bytes that really
 come out against a running budget for the whole document, and stops the moment the budget is passed: a zip whose
@@ -24,17 +25,21 @@ MAX_RATIO = 100
 CHUNK = 64 * 1024
 
 
-def check_inflated(path: Path, data: bytes, budget: int = MAX_INFLATED) -> int:
+def check_inflated(
+    path: Path, data: bytes, budget: int = MAX_INFLATED, kind: str = "DOCX", skip: frozenset[str] = frozenset()
+) -> int:
     """Inflate every member of the zip in ``data`` within ``budget`` bytes in all; returns the total.
 
-    Raises CorruptFile ("zip bomb") when the budget or the ratio limit is passed, or when the archive is broken.
+    Raises CorruptFile ("zip bomb") when the budget or the ratio limit is passed, or when the archive is broken
+    (naming the format ``kind``). Members named in ``skip`` are left out: their reader streams them under its own
+    cap (an XLSX worksheet is read row by row up to the cell limit).
     """
     total = 0
     limit = budget
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
-                if info.is_dir():
+                if info.is_dir() or info.filename in skip:
                     continue
                 with zf.open(info) as member:  # yields real inflated bytes; a lying size ends in a CRC error
                     while piece := member.read(CHUNK):
@@ -57,5 +62,5 @@ def check_inflated(path: Path, data: bytes, budget: int = MAX_INFLATED) -> int:
         NotImplementedError,
         RuntimeError,
     ) as err:
-        raise CorruptFile(path, f"not a readable DOCX file (broken zip archive: {err})") from None
+        raise CorruptFile(path, f"not a readable {kind} file (broken zip archive: {err})") from None
     return total

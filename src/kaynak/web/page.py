@@ -16,7 +16,11 @@ from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, SEARCH_MODES
 from kaynak.web.i18n import LANGS, STRINGS
 
 LANG_NAMES = {"tr": "Türkçe", "en": "English"}
-UPLOAD_ACCEPT = ".pdf,.docx,.html,.htm,.xhtml,.md,.markdown,.mdx,.txt,.text"
+UPLOAD_ACCEPT = (
+    ".pdf,.docx,.html,.htm,.xhtml,.md,.markdown,.mdx,.txt,.text,"
+    ".odt,.ott,.fodt,.ods,.ots,.fods,.odp,.otp,.fodp,.pptx,.pptm,.xlsx,.xlsm,.csv,.tsv,"
+    ".epub,.rtf,.eml,.mbox,.mbx,.udf,.doc,.xls,.ppt"
+)
 
 
 def esc(value: object) -> str:

@@ -17,7 +17,7 @@
   const T = JSON.parse($('kaynak-strings').textContent);
   const LANG = document.body.dataset.lang;
   const TOKEN_KEY = 'kaynak.token';
-  const EXTENSIONS = ['.pdf', '.docx', '.html', '.htm', '.xhtml', '.md', '.markdown', '.mdx', '.txt', '.text'];
+  const EXTENSIONS = ['.pdf', '.docx', '.html', '.htm', '.xhtml', '.md', '.markdown', '.mdx', '.txt', '.text', '.odt', '.ott', '.fodt', '.ods', '.ots', '.fods', '.odp', '.otp', '.fodp', '.pptx', '.pptm', '.xlsx', '.xlsm', '.csv', '.tsv', '.epub', '.rtf', '.eml', '.mbox', '.mbx', '.udf', '.doc', '.xls', '.ppt'];
   const MAX_QUERY = Number(document.body.dataset.maxQuery) || 4000;
   const PHONE = window.matchMedia('(max-width: 40rem)');
 
