@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "chunking": 0,
     "quotes": 0,
     "fusion": 0,
+    "match": 0,
     "structure": 0,
     # 1: engines and storage
     "embeddings": 1,

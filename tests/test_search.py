@@ -27,7 +27,7 @@ from kaynak.types import Chunk, Collection, Page
 from kaynak.vocabulary import MAX_QUERY_CHARS
 
 HASH = HashEmbedder()
-SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rrf", "rerank"}
+SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rrf", "rerank", "coverage"}
 
 
 def factory(name: str) -> HashEmbedder:

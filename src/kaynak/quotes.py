@@ -128,6 +128,17 @@ def select_quotes(
     """The best quote span of each text (local offsets), with one ``lexemes_of`` call for the batch: the sentences,
     and the words of every sentence longer than ``max_chars`` (a quote may have to be cut inside one; stemming
     its words in the same call saves the search a round trip)."""
+    return quotes_and_matches(texts, query_lexemes, lexemes_of, max_chars)[0]
+
+
+def quotes_and_matches(
+    texts: Sequence[str],
+    query_lexemes: set[str],
+    lexemes_of: LexemesOf,
+    max_chars: int = MAX_QUOTE_CHARS,
+) -> tuple[list[Span], list[set[str]]]:
+    """``select_quotes`` and, for each text, the query lexemes it contains anywhere (match strength's coverage),
+    from the same stemming call."""
     all_spans = [sentence_spans(t) for t in texts]
     flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
     long_words: dict[tuple[int, int], list[Span]] = {}  # (text index, sentence start) → its words
@@ -145,10 +156,12 @@ def select_quotes(
         word_lex[key] = words_lex[pos : pos + len(ws)]
         pos += len(ws)
     out: list[Span] = []
+    matched: list[set[str]] = []
     pos = 0
     for idx, spans in enumerate(all_spans):
         lex = flat_lex[pos : pos + len(spans)]
         pos += len(spans)
+        matched.append(set().union(*lex) & query_lexemes if lex else set())
         if not spans:
             out.append((0, 0))
             continue
@@ -161,7 +174,7 @@ def select_quotes(
             matches = [bool(lx & query_lexemes) for lx in word_lex[(idx, s)]]
             s, e = _cut(long_words[(idx, s)], matches, s, e, max_chars)
         out.append((s, e))
-    return out
+    return out, matched
 
 
 def highlight_spans(texts: Sequence[str], query_lexemes: set[str], lexemes_of: LexemesOf) -> list[list[Span]]:

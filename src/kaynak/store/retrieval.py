@@ -301,7 +301,7 @@ class RetrievalMixin(StoreBase):
         known_embedded: Sequence[int] = (),
         check_embedded: bool = False,
         limit: int = MAX_QUERY_LEXEMES,
-    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
         """What a search plan needs, in one statement: the collections named (``None``: all, by name), for each
         of their languages ``query_terms`` of ``text`` over that language's collections (when ``text`` is given),
         and — with ``check_embedded`` — the ids among them with embeddings (``embedded_collection_ids``; those in
@@ -316,8 +316,8 @@ class RetrievalMixin(StoreBase):
                     WHERE %(all)s OR c.name = ANY(%(names)s::text[])
                 ),
                 terms AS (
-                    SELECT l.language, u.lexeme, u.pos, EXISTS (SELECT 1 FROM lexeme_stats st
-                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme) AS known
+                    SELECT l.language, u.lexeme, u.pos, (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
+                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme)::bigint AS df
                     FROM (SELECT language, array_agg(id) AS ids FROM cols GROUP BY language) l,
                          LATERAL (SELECT v.lexeme, v.positions[1] AS pos
                                   FROM unnest(to_tsvector(l.language::regconfig, tr_lower(%(text)s::text))) v
@@ -328,10 +328,10 @@ class RetrievalMixin(StoreBase):
                        CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true
                             ELSE EXISTS (SELECT 1 FROM chunks k WHERE k.collection_id = cols.id
                                          AND k.embedding IS NOT NULL) END,
-                       NULL::text, NULL::boolean, NULL::int AS pos
+                       NULL::text, NULL::bigint, NULL::int AS pos
                 FROM cols
                 UNION ALL
-                SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, known, pos FROM terms
+                SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, df, pos FROM terms
                 ORDER BY kind, name, language, pos
                 """,
                 {
@@ -345,7 +345,7 @@ class RetrievalMixin(StoreBase):
             ).fetchall()
         cols: list[Collection] = []
         embedded: set[int] = set()
-        terms: dict[str, list[tuple[str, bool]]] = {}
+        terms: dict[str, list[tuple[str, int]]] = {}
         for r in rows:
             if r[0] == 0:
                 cols.append(Collection(int(r[1]), r[2], r[3], r[4], int(r[5]), int(r[6]), int(r[7]), r[8]))
@@ -354,19 +354,20 @@ class RetrievalMixin(StoreBase):
                 if text is not None:
                     terms.setdefault(r[3], [])
             else:
-                terms.setdefault(r[3], []).append((r[10], bool(r[11])))
+                terms.setdefault(r[3], []).append((r[10], int(r[11])))
         return cols, terms, embedded
 
     def query_terms(
         self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
-    ) -> list[tuple[str, bool]]:
-        """``query_lexemes`` with, for each lexeme, whether any chunk of the collections contains it (one round
-        trip; the search service weights the keyword leg by the share of known terms)."""
+    ) -> list[tuple[str, int]]:
+        """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it (one round
+        trip; the search service weights the keyword leg by the share of known terms, and match strength weighs
+        terms by their IDF)."""
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT u.lexeme, EXISTS (SELECT 1 FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
-                "AND s.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
+                "SELECT u.lexeme, (SELECT coalesce(sum(s.df), 0) FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
+                "AND s.lexeme = u.lexeme)::bigint FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
                 "ORDER BY u.positions[1] LIMIT %s",
                 (list(collection_ids), language, text, limit),
             ).fetchall()
-        return [(r[0], bool(r[1])) for r in rows]
+        return [(r[0], int(r[1])) for r in rows]
