@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "quotes": 0,
     "fusion": 0,
     "match": 0,
+    "syntax": 0,
     "structure": 0,
     # 1: engines and storage
     "embeddings": 1,

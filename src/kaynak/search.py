@@ -18,7 +18,12 @@ The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md, docs/adr/0017-f
 5. Optional rerank of the top ``rerank_top`` with the configured cross-encoder.
 6. A query naming an article or section ("Madde 27", "md. 27", "Article 27", "Section 4.2"; ``kaynak.structure``)
    gets the chunks whose section names it first.
-7. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets.
+7. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets; hits whose
+   quotes overlap in one document collapse; each hit gets its match strength (``kaynak.match``).
+
+Query syntax (``kaynak.syntax``): ``"exact phrase"`` keeps only the candidates holding the phrase, ``-word`` drops
+those with the word (the excluded words are left out of the text the legs search); both filter the fused
+candidates, so at most both legs' depth of candidates is looked at.
 
 ``mode="auto"`` decides per query:
 
@@ -63,6 +68,7 @@ from kaynak.staleness import stale_chunks, stale_files
 from kaynak.store import SearchFilters, Store
 from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
+from kaynak.syntax import parse_query
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
@@ -213,6 +219,11 @@ class SearchService:
         text = self.check_query(query)
         k = self._check_k(k)
         group = self._check_group_by(group_by)
+        syntax = parse_query(text)  # "exact phrase" and -word (kaynak.syntax)
+        if syntax.excluded:
+            if not syntax.text:
+                raise InvalidQuery("the query only excludes words (-word); add the words to search for", "query")
+            text = syntax.text
         plan, legs = self.legs(
             text, collections, mode, k, filters, keyword_ranking, embedder=embedder, cross_language=False
         )
@@ -231,7 +242,7 @@ class SearchService:
         vector_only = self.fuse(replace(plan, weights={**plan.weights, "keyword": 0.0}), legs) if probe else []
         # quoted beyond k: a few spare candidates replace hits that collapse as duplicates; grouping by document
         # reads every candidate (at most both legs' depth)
-        deep = refs or group == "document"
+        deep = refs or group == "document" or syntax.restricts
         top_n += DUPLICATE_SPARE
         wanted = [f.id for f in (fused if deep else fused[:top_n])]
         wanted += [f.id for f in (vector_only if deep else vector_only[:top_n])]
@@ -239,6 +250,8 @@ class SearchService:
         if probed is not None and self._apply_cross_language(plan, *probed):
             fused = vector_only
         records = {cid: c.record for cid, c in chunks.items()}
+        if syntax.restricts:  # only passages with every phrase and none of the excluded words
+            fused = [f for f in fused if f.id in records and syntax.admits(records[f.id].text)]
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
         if refs:  # the chunks of the article the query names come first, in their fused (or reranked) order
