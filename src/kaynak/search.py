@@ -108,6 +108,7 @@ class SearchPlan:
     cross_language: bool = False  # the answer looks to be in another language: keyword leg not fused
     term_weights: dict[str, dict[str, float]] = field(default_factory=dict)  # language → lexeme → IDF
     vector_reference: float | None = None  # the vector leg's similarity at match.REFERENCE_RANK (match strength)
+    text: str = ""  # the query as searched (quotes look at its question words)
 
 
 class SearchResults(list[Hit]):
@@ -398,7 +399,16 @@ class SearchService:
 
         def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
             return SearchPlan(
-                cols, mode, weights, reason, qlex, embedded, coverage, query_language(text), term_weights=idfs
+                cols,
+                mode,
+                weights,
+                reason,
+                qlex,
+                embedded,
+                coverage,
+                query_language(text),
+                term_weights=idfs,
+                text=text,
             )
 
         if mode != "auto":
@@ -639,6 +649,8 @@ class SearchService:
                 set(plan.query_lexemes.get(language, [])),
                 self._lexemes_of(language),
                 MAX_QUOTE_CHARS,
+                plan.term_weights.get(language),
+                plan.text,
             )
             quotes.update(zip(ids, spans, strict=True))
             matched.update(zip(ids, found, strict=True))
