@@ -587,6 +587,7 @@ class SearchService:
                     b=self.settings.bm25_b,
                     lexemes=lexemes,
                     pruned=self.settings.bm25_pruning,
+                    per_collection=True,
                 )
             )
         if len(plan.query_lexemes) > 1:

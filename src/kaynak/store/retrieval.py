@@ -25,6 +25,8 @@ from kaynak.types import Collection
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
+# A score as a share of its collection's best (``keyword_search(per_collection=True)``).
+_PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
 
@@ -167,8 +169,13 @@ class RetrievalMixin(StoreBase):
         *,
         lexemes: Sequence[str] | None = None,
         pruned: bool = True,
+        per_collection: bool = False,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
+
+        ``per_collection``: each collection's scores are divided by its own best before the collections are
+        merged, so a small collection (whose per-collection IDF is low: few chunks) is not buried under a large
+        one's scores (docs/adr/0026); the scores are then shares of the collection's best match, in (0, 1].
 
         ``lexemes`` (already stemmed, e.g. a search plan's) spare stemming ``query`` again.
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
@@ -190,20 +197,23 @@ class RetrievalMixin(StoreBase):
         if not lexemes:
             return []
         ids = [c.id for c in collections]
+        norm = sql.SQL(_PER_COLLECTION if per_collection and len(ids) > 1 else "score")
         if ranking == "bm25" and pruned:
-            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned)
+            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm)
         elif ranking == "bm25":
-            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters)
+            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm)
         elif ranking == "ts_rank_cd":
             cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(
                 """
-                SELECT id, ts_rank_cd(tsv, q, 1) AS score
-                FROM chunks, (SELECT %s::tsquery AS q) qq
-                WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
-                ORDER BY score DESC, id LIMIT %s
+                SELECT id, {norm} AS score FROM (
+                    SELECT id, collection_id AS cid, ts_rank_cd(tsv, q, 1) AS score
+                    FROM chunks, (SELECT %s::tsquery AS q) qq
+                    WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
+                ) s
+                ORDER BY 2 DESC, id LIMIT %s
                 """
-            ).format(cond=cond)
+            ).format(cond=cond, norm=norm)
             args = [tsquery_literal(lexemes), ids, *params, k]
         else:
             raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
@@ -220,6 +230,7 @@ class RetrievalMixin(StoreBase):
         b: float,
         filters: SearchFilters | None,
         pruned: bool = True,
+        norm: sql.Composable = sql.SQL("score"),
     ) -> tuple[sql.Composable, list[Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
@@ -229,20 +240,29 @@ class RetrievalMixin(StoreBase):
         query_sql = sql.SQL(
             """
             SELECT k.id, t.score
-            FROM (SELECT t.chunk_key, t.score
-                    FROM unnest(%s::bigint[]) AS c(id),
-                         LATERAL {fn}(
-                             c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int, %s::float8
-                         ) t
-                   ORDER BY t.score DESC, t.chunk_key LIMIT %s) t
+            FROM (SELECT t.chunk_key, {norm} AS score
+                    FROM (SELECT c.id AS cid, t.chunk_key, t.score
+                            FROM unnest(%s::bigint[]) AS c(id),
+                                 LATERAL {fn}(
+                                     c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int,
+                                     %s::float8
+                                 ) t) t
+                   ORDER BY 2 DESC, t.chunk_key LIMIT %s) t
             JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T)
+        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm)
         return query_sql, [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
 
     def _bm25_full_sql(
-        self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None
+        self,
+        ids: list[int],
+        lexemes: list[str],
+        k: int,
+        k1: float,
+        b: float,
+        filters: SearchFilters | None,
+        norm: sql.Composable = sql.SQL("score"),
     ) -> tuple[sql.Composable, list[Any]]:
         """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
         cond, params = self._filter_sql(ids, filters)
@@ -259,17 +279,19 @@ class RetrievalMixin(StoreBase):
                 FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
             )
             SELECT k.id, t.score FROM (
-                SELECT p.chunk_key,
-                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                           * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
-                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
-                WHERE {cond}
-                GROUP BY p.chunk_key
-                ORDER BY score DESC, p.chunk_key LIMIT %s
+                SELECT chunk_key, {norm} AS score FROM (
+                    SELECT p.chunk_key, p.collection_id AS cid,
+                           sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                               * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+                    FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+                    WHERE {cond}
+                    GROUP BY p.chunk_key, p.collection_id
+                ) s
+                ORDER BY 2 DESC, chunk_key LIMIT %s
             ) t JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(cond=cond, chunk=_CHUNK_OF_T)
+        ).format(cond=cond, chunk=_CHUNK_OF_T, norm=norm)
         return query_sql, [ids, lexemes, ids, k1, k1, b, b, *params, k]
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
