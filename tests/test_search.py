@@ -577,3 +577,19 @@ def test_a_small_collection_is_not_buried_under_a_large_one(store: Store) -> Non
     finally:
         for c in (big, note, en):
             store.delete_collection(c.name)
+
+
+def test_highlights_in_a_simple_collection_follow_english_and_turkish_words(store: Store) -> None:
+    """A `simple` collection has no stemming or stop words: highlighting matches words as English and as Turkish
+    do, so "a" and "from" are not marked and "hyphenated" marks "hyphenation" (issue 27)."""
+    col = store.create_collection(f"s_simple_{uuid.uuid4().hex[:8]}", "simple", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "help.txt", ["Hyphenation from a word can be turned off. Kat malikleri kurulu toplanır."])
+        svc = make_service(store, col.name)
+        hits = svc.search("How do I stop a word from being hyphenated? kurul toplantısı", k=1)
+        [spans] = svc.highlights("How do I stop a word from being hyphenated? kurul toplantısı", hits)
+        marked = {hits[0].quote.text[a:b].lower() for a, b in spans}
+        assert "hyphenation" in marked and "word" in marked and "kurulu" in marked
+        assert not marked & {"a", "from", "can", "be"}
+    finally:
+        store.delete_collection(col.name)

@@ -62,7 +62,7 @@ from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, I
 from kaynak.fusion import Fused, fuse
 from kaynak.langdetect import detect_language
 from kaynak.match import REFERENCE_RANK, features, idf, match_of, model_name, no_good_match, weighted_coverage
-from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, quotes_and_matches
+from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, quotes_and_matches, word_spans
 from kaynak.rules import check_filter_value, check_query_length
 from kaynak.staleness import stale_chunks, stale_files
 from kaynak.store import SearchFilters, Store
@@ -87,6 +87,7 @@ KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-li
 QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedder name and query text)
 DUPLICATE_SPARE = 5  # candidates quoted beyond k, so that hits whose quotes overlap can collapse and k remain
 GROUP_BY = ("chunk", "document")
+SIMPLE_HIGHLIGHT = ("english", "turkish")  # how words in `simple` collections are matched for highlighting
 LANGUAGE_NAMES = ("turkish", "english")  # collection languages a query's language can differ from ("simple": any)
 
 _IDENTIFIER = re.compile(r"^(?=\S*[\d_.:/#])[\w.:/#\-]+$", re.UNICODE)
@@ -734,11 +735,24 @@ class SearchService:
             idx = [i for i, (collection, _) in enumerate(items) if languages[collection] == language]
             if not idx:
                 continue
-            if plan is not None and language in plan.query_lexemes:
-                qlex = set(plan.query_lexemes[language])
+            if language == "simple":  # no stemming, no stop words: match as English and as Turkish words do
+                texts = [items[i][1] for i in idx]
+                words = [t[a:b] for t in texts for a, b in word_spans(t)]
+                question = plan.text if plan else text
+                qwords = [question[a:b] for a, b in word_spans(question)]
+                lex = [_content(x) for x in self.store.lexemes_in(SIMPLE_HIGHLIGHT, [*qwords, *words])]
+                qlex = set().union(*lex[: len(qwords)]) if qwords else set()
+
+                def of_words(_words: list[str], lex: list[set[str]] = lex[len(qwords) :]) -> list[set[str]]:
+                    return lex
+
+                spans = highlight_spans(texts, qlex, of_words)
             else:
-                qlex = set(self.store.query_lexemes(language, text))
-            spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
+                if plan is not None and language in plan.query_lexemes:
+                    qlex = set(plan.query_lexemes[language])
+                else:
+                    qlex = set(self.store.query_lexemes(language, text))
+                spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
             for i, sp in zip(idx, spans, strict=True):
                 out[i] = sp
         return out
@@ -776,3 +790,9 @@ def _overlaps(hit: Hit, rec: ChunkRecord, start: int, end: int) -> bool:
         return False
     a, b = rec.char_start + start, rec.char_start + end
     return a < hit.quote.char_end and hit.quote.char_start < b
+
+
+def _content(tags: set[str]) -> set[str]:
+    """A word's ``language:lexeme`` tags (``Store.lexemes_in``), or none when it is a stop word in any of the
+    languages (it has no lexeme there)."""
+    return tags if {t.split(":", 1)[0] for t in tags} >= set(SIMPLE_HIGHLIGHT) else set()

@@ -148,6 +148,21 @@ class RetrievalMixin(StoreBase):
             ).fetchall()
         return [set(r[1]) for r in rows]
 
+    def lexemes_in(self, languages: Sequence[str], texts: Sequence[str]) -> list[set[str]]:
+        """The lexemes of each text under every one of ``languages`` (text search configurations), each tagged
+        ``language:lexeme`` — one statement (highlighting in ``simple`` collections: stop words drop out and
+        inflected forms meet, in either language)."""
+        if not texts:
+            return []
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT t.ord, array(SELECT l.cfg || ':' || v.lexeme FROM unnest(%s::text[]) AS l(cfg), "
+                "unnest(to_tsvector(l.cfg::regconfig, tr_lower(t.txt))) AS v) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
+                (list(languages), list(texts)),
+            ).fetchall()
+        return [set(r[1]) for r in rows]
+
     def tr_lower(self, text: str) -> str:
         with self._conn() as conn:
             return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
