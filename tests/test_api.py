@@ -159,6 +159,9 @@ def test_browse(http: httpx.Client, seeded: str) -> None:
     mine = next(c for c in cols if c["name"] == seeded)
     assert (mine["document_count"], mine["chunk_count"], mine["language"]) == (2, 3, "turkish")
     assert http.get(f"/v1/collections/{seeded}").json()["name"] == seeded
+    # the languages its documents are written in, whatever its search configuration (issue 27)
+    assert isinstance(mine["document_languages"], list), mine  # these documents are too short to tell
+    assert http.get(f"/v1/collections/{seeded}").json()["document_languages"] == mine["document_languages"]
     docs = http.get(f"/v1/collections/{seeded}/documents", params={"prefix": "hukuk/"}).json()["documents"]
     assert [d["source"] for d in docs] == ["hukuk/aidat.md"]
     doc = http.get(f"/v1/collections/{seeded}/documents/hukuk/aidat.md").json()

@@ -593,3 +593,16 @@ def test_highlights_in_a_simple_collection_follow_english_and_turkish_words(stor
         assert not marked & {"a", "from", "can", "be"}
     finally:
         store.delete_collection(col.name)
+
+
+def test_a_collection_says_which_languages_its_documents_are_in(store: Store) -> None:
+    col = store.create_collection(f"s_mixed_{uuid.uuid4().hex[:8]}", "english", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "tr.txt", TR_DOC)
+        add_doc(store, col, "en.txt", EN_DOC)
+        svc = make_service(store, col.name)
+        assert svc.document_languages([col.name]) == {col.name: ["english", "turkish"]}
+        assert svc.document_languages()[col.name] == ["english", "turkish"]
+        assert svc.get_collection(col.name).language == "english"  # its search configuration is one language
+    finally:
+        store.delete_collection(col.name)

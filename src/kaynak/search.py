@@ -764,6 +764,11 @@ class SearchService:
     def get_collection(self, name: str) -> Collection:
         return self.store.get_collection(name)
 
+    def document_languages(self, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Collection name → the languages its documents are written in (detected at ingest), e.g. ``["english",
+        "turkish"]`` for a collection holding both, whatever its text search configuration."""
+        return self.store.document_languages(names)
+
     def list_documents(
         self, collection: str, prefix: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[DocumentInfo]:
