@@ -60,5 +60,10 @@ def test_search_requires_phrases_and_drops_excluded(store: Store, laws: Collecti
     both = svc.search('"yönetim planı" -madde', k=10)
     assert [h.text for h in both] == ["Yönetim planı kat maliklerini bağlar."]
     assert svc.search("kat malikleri -yönetim -plan", k=10) == []
+    # a phrase no passage holds: the hits without it, and the plan says so
+    missing = svc.search('"yönetim kurulu kararı" -madde', k=10)
+    assert missing and missing.plan.phrase_missing and "quoted phrase" in missing.plan.reason  # type: ignore[union-attr]
+    assert all("Madde" not in h.text for h in missing)
+    assert not phrase.plan.phrase_missing  # type: ignore[union-attr]
     with pytest.raises(InvalidQuery, match="only excludes"):
         svc.search("-madde -kanun")

@@ -68,7 +68,7 @@ from kaynak.staleness import stale_chunks, stale_files
 from kaynak.store import SearchFilters, Store
 from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
-from kaynak.syntax import parse_query
+from kaynak.syntax import ParsedQuery, parse_query
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
@@ -110,6 +110,7 @@ class SearchPlan:
     term_weights: dict[str, dict[str, float]] = field(default_factory=dict)  # language → lexeme → IDF
     vector_reference: float | None = None  # the vector leg's similarity at match.REFERENCE_RANK (match strength)
     text: str = ""  # the query as searched (quotes look at its question words)
+    phrase_missing: bool = False  # no candidate holds the query's quoted phrase: the hits are shown without it
 
 
 class SearchResults(list[Hit]):
@@ -253,7 +254,13 @@ class SearchService:
             fused = vector_only
         records = {cid: c.record for cid, c in chunks.items()}
         if syntax.restricts:  # only passages with every phrase and none of the excluded words
-            fused = [f for f in fused if f.id in records and syntax.admits(records[f.id].text)]
+            kept = [f for f in fused if f.id in records and syntax.admits(records[f.id].text)]
+            if not kept and syntax.phrases:  # as web search engines do: say so, and show the hits without it
+                loose = ParsedQuery(syntax.text, [], syntax.excluded)
+                kept = [f for f in fused if f.id in records and loose.admits(records[f.id].text)]
+                plan.phrase_missing = True
+                plan.reason += "; no passage holds the quoted phrase: hits without it"
+            fused = kept
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
         if refs:  # the chunks of the article the query names come first, in their fused (or reranked) order

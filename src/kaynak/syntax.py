@@ -6,7 +6,9 @@ A ``-word`` (a minus at the start of the query or after a space, then a letter) 
 word that begins with it, case-folded the same way, so ``-madde`` also leaves out ``maddesi`` and ``Maddede``
 (Turkish adds suffixes). A hyphen inside a word (``e-posta``) or before a digit (``-5``) is text. The phrase's
 words stay in the free text (they also rank); excluded words do not. Straight and typographic quotes (“ ” „ « »)
-both work; an unpaired quote is text.
+both work; an unpaired quote is text. When no candidate holds a quoted phrase (a phrase in another language than
+the documents, a misspelling), the search shows the hits without it and its plan says so (``phrase_missing``),
+as web search engines do; excluded words are always honoured.
 """
 
 from __future__ import annotations

@@ -103,6 +103,8 @@ def search(
     if not hits:
         err_console.print(f"no matches ({plan.mode} search of {', '.join(c.name for c in plan.collections)})")
         return
+    if plan.phrase_missing:
+        err_console.print("no passage holds the quoted phrase; showing hits without it", style="yellow")
     if hits.no_good_match:
         err_console.print(
             "no good match: none of these passages is likely to answer; the documents searched may not say",
