@@ -685,15 +685,14 @@ TEXT_COPY = "bench_postings_text"
 def ensure_text_copy(conn: Any, cid: int) -> None:
     """A copy of the collection's postings named by text chunk ids (schema 11, before migration 12), its primary
     key freshly built like the migrated one, and migration 9's function over it: the old leg, side by side."""
-    from kaynak.store.migrations.bm25_pruning import TEXT_KEY, topk_function
-    from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
+    from kaynak.store.migrations.steps import frozen_sql
 
     if conn.execute("SELECT to_regclass(%s)", (TEXT_COPY,)).fetchone()[0] is None:
         t0 = time.perf_counter()
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute(
             f"CREATE TABLE {TEXT_COPY} AS SELECT p.collection_id, p.lexeme, k.id AS chunk_id, p.document_id, p.tf, "
-            f"p.dl FROM postings p JOIN chunks k ON {CHUNK_OF_KEY.format(key='p.chunk_key')} "
+            "p.dl FROM postings p JOIN chunks k ON kaynak_chunk_key(k.id) = p.chunk_key "
             "WHERE p.collection_id = %s ORDER BY 1, 2, 3",
             (cid,),
         )
@@ -703,7 +702,9 @@ def ensure_text_copy(conn: Any, cid: int) -> None:
         conn.execute(f"VACUUM ANALYZE {TEXT_COPY}")
         conn.execute("VACUUM ANALYZE postings")  # both sides all-visible, as index-only scans want them
         print(f"  text-keyed copy of the postings built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    body = topk_function(f"{TEXT_COPY}_topk", TEXT_KEY).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+    body = frozen_sql("0009_bm25_topk.sql").replace(  # migration 9's function, over the text-keyed copy
+        "CREATE FUNCTION kaynak_bm25_topk", f"CREATE OR REPLACE FUNCTION {TEXT_COPY}_topk"
+    )
     for clause in ("FROM", "JOIN"):
         body = body.replace(f"{clause} postings q", f"{clause} {TEXT_COPY} q")
     conn.execute(body)

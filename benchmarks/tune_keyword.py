@@ -30,7 +30,6 @@ from typing import Any
 from tune_fusion import CACHE, DEPTH, K
 
 from kaynak.evaluation import metrics as M
-from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
 
 K1, B = 0.9, 0.4
 
@@ -38,9 +37,8 @@ K1, B = 0.9, 0.4
 def postings_of(conn: Any, collection_id: int, lexemes: Sequence[str]) -> list[tuple[str, str, int]]:
     """(lexeme, chunk id, tf) of every posting of ``lexemes`` in the collection."""
     return conn.execute(
-        "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON "
-        + CHUNK_OF_KEY.format(key="p.chunk_key")
-        + " WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
+        "SELECT p.lexeme, k.id, p.tf FROM postings p JOIN chunks k ON kaynak_chunk_key(k.id) = p.chunk_key "
+        "WHERE p.collection_id = %s AND p.lexeme = ANY(%s)",
         (collection_id, list(lexemes)),
     ).fetchall()
 

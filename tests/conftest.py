@@ -17,6 +17,33 @@ from kaynak.store.server import embedded_uri, stop_embedded
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+#: Variables of the person running the tests that the suite keeps: they steer the suite, not kaynak (everything
+#: else named KAYNAK_* is removed).
+KEPT = {
+    "KAYNAK_TEST_DATABASE_URL",
+    "KAYNAK_SLOW_TESTS",
+    "KAYNAK_TEST_ARTIFACTS",
+    "KAYNAK_SCHEMATHESIS_EXAMPLES",
+    "KAYNAK_CHROMIUM",
+    "KAYNAK_CHROMEDRIVER",
+}
+
+
+def _isolate_environment() -> None:
+    """The suite runs the same whatever the person's shell or config files say: every ``KAYNAK_*`` variable is
+    removed (tests set what they need), ``KAYNAK_CONFIG`` names an empty file (no ``./kaynak.toml`` is read) and
+    the user config folder is an empty temporary one. Done at import, so session fixtures and the processes tests
+    start see the same."""
+    for key in [k for k in os.environ if k.startswith("KAYNAK_") and k not in KEPT]:
+        del os.environ[key]
+    home = Path(tempfile.mkdtemp(prefix="kaynak-test-config-"))
+    (home / "empty.toml").write_text("", encoding="utf-8")
+    os.environ["KAYNAK_CONFIG"] = str(home / "empty.toml")
+    os.environ["XDG_CONFIG_HOME"] = str(home)
+
+
+_isolate_environment()
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Iterator[Path]:

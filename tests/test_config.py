@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,24 @@ from kaynak.errors import ConfigError
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in ("KAYNAK_CONFIG", "KAYNAK_EMBEDDER", "KAYNAK_DATABASE_URL", "KAYNAK_DATA_DIR", "KAYNAK_CHUNK_SIZE"):
-        monkeypatch.delenv(key, raising=False)
+    """No KAYNAK_* variable at all (conftest removed the person's; this removes the suite's own), no config file
+    anywhere it is looked for: the working folder and the user config folder are empty."""
+    for key in [k for k in os.environ if k.startswith("KAYNAK_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
+
+
+def test_every_setting_variable_is_ignored_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person's KAYNAK_* variables cannot reach a test: every field has its default here."""
+    from kaynak.config import Settings
+
+    defaults = Settings.model_construct()
+    s = load_settings()
+    for name in Settings.model_fields:
+        if name in ("data_dir",):
+            continue
+        assert getattr(s, name) == getattr(defaults, name), name
 
 
 def test_defaults() -> None:

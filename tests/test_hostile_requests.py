@@ -148,7 +148,7 @@ def test_1_hostile_uploads_never_stall_searches(
     def parsed_here(*_: Any, **__: Any) -> Any:  # the server process must never parse an upload
         raise AssertionError("an upload was parsed in the server process")
 
-    monkeypatch.setattr(pdf.Vocabulary, "from_lines", classmethod(parsed_here))
+    monkeypatch.setattr(pdf.DocumentWords, "from_lines", classmethod(parsed_here))
     hostile = [
         ("long-run.pdf", long_run_pdf(), "application/pdf"),
         ("zip-bomb.docx", zip_bomb_docx(), "application/octet-stream"),

@@ -47,7 +47,6 @@ LAYERS: dict[str, int] = {
     "loaders": 1,
     "store": 1,
     "upload_store": 1,
-    "rerank": 1,
     # 2: services
     "search": 2,
     "ingest": 2,

@@ -19,6 +19,7 @@ from kaynak.loaders import SUPPORTED_EXTENSIONS, load
 from kaynak.loaders import ocr as ocr_mod
 from kaynak.loaders.image import load_image
 from kaynak.loaders.ocr import ocr_languages, ocr_status, page_confidence, parse_tsv, tesseract_info
+from kaynak.loaders.ocr import run as ocr_run
 from kaynak.loaders.pdf import load_pdf
 from ocr_fixtures import (
     FALLBACK,
@@ -254,7 +255,7 @@ def test_cache_by_file_hash(tmp_path: Path, monkeypatch) -> None:
     def no_ocr(*args: Any, **kw: Any) -> None:
         raise AssertionError("OCR ran although the file was OCR'd before")
 
-    monkeypatch.setattr(ocr_mod, "ocr_image", no_ocr)
+    monkeypatch.setattr(ocr_run, "ocr_image", no_ocr)  # the run is what calls the engine
     again = load_image(path, path.read_bytes(), opts)
     assert again.pages[0].text == first.pages[0].text
     assert again.metadata["ocr"] == first.metadata["ocr"]
@@ -265,7 +266,7 @@ def test_low_confidence_page_is_a_warning(tmp_path: Path, monkeypatch) -> None:
     img, _ = _scan(EN)
     path = tmp_path / "fax.png"
     path.write_bytes(image_bytes(img, "PNG"))
-    monkeypatch.setattr(ocr_mod, "ocr_image", lambda *a, **kw: ocr_mod.PageOcr("Tlie cornmittee rneets", 41.0, 3))
+    monkeypatch.setattr(ocr_run, "ocr_image", lambda *a, **kw: ocr_mod.PageOcr("Tlie cornmittee rneets", 41.0, 3))
     doc = load(path)
     assert doc.metadata["ocr"]["pages"] == {"1": 41.0}
     assert any(w.startswith("page 1: OCR confidence 41 % is low") for w in doc.warnings)

@@ -21,7 +21,7 @@ import pytest
 
 from kaynak.errors import DatabaseUnavailable, DataDirError, DataRejected, StoreError, WriteConflict
 from kaynak.store import Store
-from kaynak.store.connections import map_errors, translate
+from kaynak.store.boundary import map_errors, translate
 from kaynak.store.server import check_major_version, embedded_major, embedded_uri, stop_embedded
 
 
@@ -136,7 +136,8 @@ def test_outage_fails_fast_then_the_embedded_server_is_restarted(
 
 
 def test_small_helpers(store: Store) -> None:
-    from kaynak.store.connections import lsn_to_int, redact
+    from kaynak.store.boundary import redact
+    from kaynak.store.endpoint import lsn_to_int
 
     assert lsn_to_int("0/16B3748") == 0x16B3748 and lsn_to_int("1/0") == 1 << 32 and lsn_to_int(None) is None
     assert redact("postgresql://u:secret@h/db") == "postgresql://u:***@h/db"

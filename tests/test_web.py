@@ -170,6 +170,14 @@ def test_read_token_guards_the_web_endpoints(data_dir: Path, database_url: str, 
             r = http.post("/v1/highlights", json=body)
             assert r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
             assert http.get("/v1/documents/1/file").status_code == 401
+            pdf = _doc_id(http, name, "kat-mulkiyeti-excerpt.pdf", {"Authorization": f"Bearer {READ_TOKEN}"})
+            assert http.get(f"/v1/documents/{pdf}/pages/1/image").status_code == 401
+            assert (
+                http.get(
+                    f"/v1/documents/{pdf}/pages/1/image", headers={"Authorization": f"Bearer {READ_TOKEN}"}
+                ).json()["page_count"]
+                == 5
+            )
             assert http.get("/v1/access").json()["read"] is False
             for tok in (READ_TOKEN, TOKEN):
                 auth = {"Authorization": f"Bearer {tok}"}
@@ -215,8 +223,8 @@ def test_hits_carry_document_ids(client: TestClient, samples: tuple[str, Path]) 
 
 
 # ---------------------------------------------------------------------------------------------- original files
-def _doc_id(client: TestClient, name: str, source: str) -> int:
-    r = client.get(f"/v1/collections/{name}/documents/{quote(source)}")
+def _doc_id(client: TestClient, name: str, source: str, headers: dict[str, str] | None = None) -> int:
+    r = client.get(f"/v1/collections/{name}/documents/{quote(source)}", headers=headers)
     assert r.status_code == 200, r.text
     return int(r.json()["id"])
 
@@ -235,8 +243,14 @@ def test_original_pdf_inline_and_others_as_attachments(
     html = _doc_id(client, name, "swriter_guide_hyphen_prevent.html")
     h = client.get(f"/v1/documents/{html}/file")
     assert h.status_code == 200 and h.headers["content-type"].startswith("text/html")
-    assert h.headers["content-disposition"].startswith("attachment;")
-    assert h.headers["content-security-policy"].startswith("sandbox")
+    # shown, not downloaded (issue 28), but in a sandbox: no script, an opaque origin
+    assert h.headers["content-disposition"].startswith("inline;")
+    csp = h.headers["content-security-policy"]
+    assert csp.startswith("sandbox;") and "allow-scripts" not in csp and "allow-same-origin" not in csp
+    assert "default-src 'none'" in csp and "script-src" not in csp
+    md = client.get(f"/v1/documents/{_doc_id(client, name, 'your-first-component.md')}/file")
+    assert md.status_code == 200 and md.headers["content-type"].startswith("text/plain")
+    assert md.headers["content-disposition"].startswith("inline;") and md.headers["content-security-policy"]
     hostile = client.get(f"/v1/documents/{_doc_id(client, name, HOSTILE_NAME)}/file")
     assert hostile.status_code == 200
     cd = hostile.headers["content-disposition"]
@@ -306,7 +320,7 @@ def test_open_original_rules(tmp_path: Path) -> None:
         assert words in str(err.value), (origin, str(err.value))
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"))
     handle.close()
-    assert meta.disposition == "attachment" and meta.content_type == "text/plain"
+    assert meta.disposition == "inline" and meta.content_type == "text/plain"  # shown as text (issue 28)
     digest = hashlib.sha256(b"x").hexdigest()
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"), digest)
     with handle:
@@ -367,3 +381,66 @@ def test_highlights_never_fail_on_odd_input(
         assert len(spans) == len(items)
         for item, marks in zip(items, spans, strict=True):
             assert all(0 <= a < b <= len(item["text"]) for a, b in marks)
+
+
+# ---------------------------------------------------------------------------------------------- the PDF page (issue 28)
+def test_locate_matches_on_letters_and_digits() -> None:
+    from kaynak.web.pdfpage import locate
+
+    layer = "Madde 29 –\r\nKat malikleri ku-\r\nrulu, yılda bir defadan az olmamak üzere toplanır."
+    assert locate(layer, "Kat malikleri kurulu, yılda bir") == (layer.index("Kat"), layer.index("bir") + 3)
+    assert locate(layer, "KAT MALİKLERİ KURULU") is not None  # case and Turkish i's folded
+    # a dropped glyph in one extractor: the pieces still place the passage
+    dropped = layer.replace("olmamak", "olmamk")
+    span = locate(dropped, "Kat malikleri kurulu, yılda bir defadan az olmamak üzere toplanır.")
+    assert span is not None and span[0] == dropped.index("Kat") and span[1] == len(dropped) - 1
+    assert locate(layer, "tamamen başka bir cümle burada geçiyor") is None
+    assert locate(layer, "") is None and locate("", "Kat") is None
+
+
+def test_render_page_marks_the_quote_within_caps() -> None:
+    from PIL import Image
+
+    from kaynak.loaders.pdf import load_pdf
+    from kaynak.web.pdfpage import MAX_PIXELS, render_page
+
+    path = Path(__file__).resolve().parents[1] / "samples" / "kat-mulkiyeti-excerpt.pdf"
+    data = path.read_bytes()
+    page = load_pdf(path, data).pages[3]
+    quote = page.text[200:500]
+    out = render_page(data, page.number, quote, width=900)
+    assert out.found and out.boxes and out.page_count == 5
+    for left, top, w, h in out.boxes:
+        assert 0 <= left <= 1 and 0 <= top <= 1 and 0 < w <= 1 and 0 < h <= 1
+    image = Image.open(__import__("io").BytesIO(out.png))
+    assert image.size == (out.width, out.height) and abs(out.width - 900) <= 2
+    big = render_page(data, 1, None, width=100_000)  # asked for a huge page: capped
+    assert big.width * big.height <= MAX_PIXELS * 1.01 and not big.found and not big.boxes
+    with pytest.raises(Exception, match="no page 9"):
+        render_page(data, 9, None)
+    with pytest.raises(Exception, match="cannot be opened"):
+        render_page(b"%PDF-1.4 broken", 1, None)
+
+
+def test_page_image_endpoint(client: TestClient, ctx: Context, samples: tuple[str, Path]) -> None:
+    import base64
+
+    name, _ = samples
+    hit = next(h for h in ctx.search.search(QUESTION, name, k=10) if h.source.endswith(".pdf"))
+    url = f"/v1/documents/{hit.document_id}/pages/{hit.page}/image"
+    r = client.get(url, params={"start": hit.quote.char_start, "end": hit.quote.char_end, "width": 800})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["found"] and body["boxes"] and body["page"] == hit.page and body["source"] == hit.source
+    assert body["image"].startswith("data:image/png;base64,")
+    assert base64.b64decode(body["image"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    plain = client.get(url).json()
+    assert not plain["found"] and plain["boxes"] == []
+    assert client.get(url, params={"start": 5}).status_code == 400  # both ends, or neither
+    assert client.get(url, params={"start": 10, "end": 5}).status_code == 400
+    assert client.get(url, params={"width": 50_000}).status_code == 422  # over the width cap
+    assert client.get(f"/v1/documents/{hit.document_id}/pages/99/image").status_code in (400, 404)
+    md = _doc_id(client, name, "your-first-component.md")
+    r = client.get(f"/v1/documents/{md}/pages/1/image")
+    assert r.status_code == 400 and "not a PDF" in r.json()["detail"]
+    assert client.get("/v1/documents/999999999/pages/1/image").status_code == 404

@@ -33,7 +33,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from kaynak.errors import BackupError, UsageError
-from kaynak.store.connections import map_errors, redact
+from kaynak.store.boundary import map_errors, one, redact
 from kaynak.store.server import DATABASE, embedded_bin_dir, embedded_major
 
 MARKER = "backup.json"
@@ -42,7 +42,7 @@ _TIMEOUT_S = 6 * 3600
 
 def server_major(url: str) -> int:
     with map_errors("the database"), psycopg.connect(url, connect_timeout=10) as conn:
-        return int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
+        return int(one(conn.execute("SHOW server_version_num"))[0]) // 10000
 
 
 def tool(name: str, major: int) -> str:
@@ -80,8 +80,7 @@ def table_counts(url: str) -> dict[str, int]:
             r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
         ]
         return {
-            n: int(conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(n))).fetchone()[0])
-            for n in names
+            n: int(one(conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(n))))[0]) for n in names
         }
 
 

@@ -51,6 +51,15 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(default_factory=default_data_dir, description="Where kaynak keeps its data.")
     pool_size: int = Field(default=4, ge=1, le=64)
+    migrate: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="schema upgrades at start: auto = only small ones (under a million rows to rewrite, a few "
+        "seconds), always = any size, never = none (run `kaynak migrate`)",
+    )
+    migrate_backup: bool = Field(
+        default=True,
+        description="with migrate = always: back up to <data_dir>/backups/ before an upgrade that rewrites data",
+    )
     read_database_url: str | None = Field(
         default=None,
         description="Read replicas of database_url, comma-separated: searches, listings and MCP read from them.",

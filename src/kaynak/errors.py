@@ -1,7 +1,7 @@
 """The KaynakError hierarchy: every error a user can cause or meet is one of these.
 
 Each message says what went wrong and what to do about it, naming the file, field or setting involved.
-Database driver errors never leave the store: ``kaynak.store.connections.map_errors`` turns every psycopg error
+Database driver errors never leave the store: ``kaynak.store.boundary.map_errors`` turns every psycopg error
 into one of the StoreError classes below (connection loss and outages → DatabaseUnavailable).
 
 How each face shows them (``status`` is the HTTP status of the RFC 9457 problem+json answer; the CLI prints the
@@ -31,6 +31,10 @@ message, so the agent sees it and the session goes on):
     │   │                                                                       Retry-After
     │   ├── ExtensionMissing    the server lacks pgvector                       503    1         tool error
     │   ├── DataDirError        the embedded server's data folder is unusable   503    1         tool error
+    │   ├── SchemaError         the database's schema is not this version's     503    1         tool error
+    │   │   ├── MigrationRequired   older: run `kaynak migrate` (too big to     503 +  1         tool error
+    │   │   │                       upgrade at start, or one is under way)      Retry-After
+    │   │   └── SchemaTooNew    written by a newer kaynak (no downgrades)       503    1         tool error
     │   ├── BackupError         a backup or restore could not be made           500    1         (CLI only)
     │   └── DataRejected        the database refused a value                    422    1         tool error
     │       └── DocumentRejected  …of one document (the ingest goes on)         422    1         (ingest only)
@@ -201,6 +205,26 @@ class DataDirError(StoreError):
     """The embedded server's data folder is unusable (not writable, another major version, …)."""
 
     title = "data folder unusable"
+
+
+class SchemaError(StoreError):
+    """The database's schema is not the one this version of kaynak uses."""
+
+    title = "database schema mismatch"
+
+
+class MigrationRequired(SchemaError):
+    """The database has an older schema whose upgrade is too big to run silently at start, or an upgrade is under
+    way (``kaynak migrate``): run or finish ``kaynak migrate``, then start again."""
+
+    title = "database upgrade required"
+    retry_after = 60
+
+
+class SchemaTooNew(SchemaError):
+    """The database was written by a newer kaynak: this version cannot use it and never downgrades it."""
+
+    title = "database from a newer kaynak"
 
 
 class BackupError(StoreError):

@@ -183,9 +183,7 @@ def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: An
 
         def run(s: SearchService) -> dict[str, Any]:
             selected = parse_collections(collections)  # "a,b", ["a", "b"] or "*", as on every face
-            hits = s.search(  # type: ignore[attr-defined]
-                query, collections=selected, mode=mode, k=k, filters=filters, group_by=group_by
-            )
+            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters, group_by=group_by)
             return {"hits": [_hit_for_model(h.to_dict()) for h in hits], "no_good_match": hits.no_good_match}
 
         out: dict[str, Any] = call(run, query, collections, source_prefix)

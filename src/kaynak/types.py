@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kaynak.vocabulary import LANGUAGES  # noqa: F401  (re-exported for older imports)
-
 
 @dataclass(frozen=True)
 class Section:

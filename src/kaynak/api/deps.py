@@ -21,7 +21,7 @@ from .problems import send_problem
 
 def get_context(request: Request) -> Context:
     """The app's Context (``app.state.context``)."""
-    return request.app.state.context  # type: ignore[no-any-return]
+    return request.app.state.context
 
 
 def bearer(headers: Any) -> str | None:

@@ -236,7 +236,7 @@ def header_deadline_protocol(seconds: float) -> type:
             if self.cycle is None or self.cycle.response_complete:  # still waiting for a request's headers
                 self.transport.close()
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm()
 

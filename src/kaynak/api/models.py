@@ -34,7 +34,7 @@ class SearchFiltersIn(NoNul):
     @classmethod
     def _finite(cls, v: dict[str, Any]) -> dict[str, Any]:
         try:
-            return check_filter_value(v, "metadata")  # type: ignore[no-any-return]
+            return check_filter_value(v, "metadata")
         except UsageError as err:
             raise ValueError(err.message) from None
 

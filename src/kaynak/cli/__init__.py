@@ -6,7 +6,15 @@ Each command group lives in its own module and registers itself on ``app``.
 
 from __future__ import annotations
 
-from kaynak.cli import admin, eval_cmd, ingest_cmd, search_cmd, serve_cmd, sync_cmd  # noqa: F401  (register commands)
+from kaynak.cli import (  # noqa: F401  (register commands)
+    admin,
+    eval_cmd,
+    ingest_cmd,
+    migrate_cmd,
+    search_cmd,
+    serve_cmd,
+    sync_cmd,
+)
 from kaynak.cli.common import app
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -19,6 +19,20 @@ collections_app = typer.Typer(help="List, create and delete collections.", no_ar
 documents_app = typer.Typer(help="List, show and delete documents of a collection.", no_args_is_help=True)
 app.add_typer(collections_app, name="collections")
 app.add_typer(documents_app, name="documents")
+
+
+def _doctor_schema(ctx: Context, report: dict[str, Any]) -> None:
+    """The schema version, pending and unfinished migrations (kaynak migrate)."""
+    schema = ctx.migration_status()
+    if not schema["ok"]:
+        return
+    report["migrations"] = {k: schema[k] for k in ("version", "latest", "pending", "in_progress")}
+    if schema["in_progress"]:
+        report["problems"].append("an upgrade is unfinished: run `kaynak migrate` to resume it")
+    elif schema["version"] > schema["latest"]:
+        report["problems"].append("the database was written by a newer kaynak")
+    elif schema["pending"] and schema["version"] > 0:
+        report["problems"].append("the database needs an upgrade: run `kaynak migrate`")
 
 
 @app.command()
@@ -55,6 +69,7 @@ def doctor(json_out: JsonOpt = False) -> None:
     else:
         report["problems"].append(database["error"])
     _doctor_backup(ctx, report)
+    _doctor_schema(ctx, report)
     model = ctx.model_status()
     if model["ok"]:
         report["embedder_dim"] = model["dim"]

@@ -11,7 +11,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.table import Table
 from typer.core import TyperGroup
@@ -23,7 +22,7 @@ from kaynak.errors import UsageError
 class _DefaultRunGroup(TyperGroup):
     """A group that treats an unknown first word as the argument of its ``run`` command."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context (typer may vendor click)
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)

@@ -24,7 +24,7 @@ from kaynak.cli.common import app, console, err_console, errors_handled, make_co
 from kaynak.errors import KaynakError, UsageError
 from kaynak.ingest import IngestCrashed, IngestReport
 from kaynak.ingest.shard import parse_shard
-from kaynak.types import LANGUAGES
+from kaynak.vocabulary import LANGUAGES
 
 #: Exit code of an internal error (a bug), told apart from 1 (some files failed) and 2 (usage).
 EXIT_INTERNAL = 3

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from kaynak.cli.common import app, err_console, errors_handled, make_context
+from kaynak.context import Context
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -47,6 +48,8 @@ def serve(
         err_console.print(
             "write endpoints are off (set KAYNAK_API_TOKEN to enable uploads and deletes)", highlight=False
         )
+    with errors_handled():  # an old schema whose upgrade is big: say what to run instead of migrating for minutes
+        _check_schema(ctx)
     err_console.print(f"kaynak on http://{s.host}:{s.port}  page /  REST /v1  docs /docs  MCP /mcp", highlight=False)
     from kaynak.api import serve as run_server
 
@@ -62,6 +65,14 @@ def serve(
         if watcher is not None:
             watcher[1].set()
             watcher[0].join(timeout=30)
+
+
+def _check_schema(ctx: Context) -> None:
+    """MigrationRequired / SchemaTooNew when the store would refuse this database; nothing when it is reachable
+    and fine, or not reachable now (the server starts and answers 503 until the database is back)."""
+    st = ctx.migration_status()
+    if st["ok"] and (st["version"] > st["latest"] or (st["pending"] and st["version"] > 0)):
+        ctx.store  # noqa: B018  (opening the store applies a small upgrade, refuses a big one with what to run)
 
 
 @app.command()

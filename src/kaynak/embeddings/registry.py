@@ -58,7 +58,11 @@ class Registry(Generic[T, O]):
         low = name_or_prefix.strip().lower()
         if not low:
             raise ValueError("a registered name cannot be empty")
-        key_fn = key or (lambda arg, options, n=low: (n, arg, options))
+
+        def default_key(arg: str, options: O) -> Hashable:
+            return (low, arg, options)
+
+        key_fn = key or default_key
         entry = Entry(low, factory, key_fn, name_or_prefix if shown is None else shown, info)
         self._entries[low] = entry
         return entry

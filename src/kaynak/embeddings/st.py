@@ -142,15 +142,15 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         return f"<SentenceTransformerEmbedder {self.name} dim={self._dim} threads={self.threads} {state}>"
 
     # dim and max_chars come from the model once it is loaded
-    @property  # type: ignore[override]
-    def dim(self) -> int:
+    @property
+    def dim(self) -> int:  # type: ignore[override]
         if self._dim is None:  # not in the table: only the model knows
             self.load()
         assert self._dim is not None
         return self._dim
 
-    @property  # type: ignore[override]
-    def max_chars(self) -> int:
+    @property
+    def max_chars(self) -> int:  # type: ignore[override]
         return CHARS_PER_TOKEN_CAP * self.max_seq_length
 
     def _load(self) -> None:

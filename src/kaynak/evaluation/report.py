@@ -222,7 +222,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         for key, n in problems.items():
             lines.append(f"- {key.replace('_', ' ')}: {n}")
         for mode, n in errs.items():
-            ex = next((m.get("error_examples") for m in report["modes"] if m["mode"] == mode), [])
+            ex: list[str] = next((m.get("error_examples") for m in report["modes"] if m["mode"] == mode), [])
             lines.append(f"- mode {mode}: {n} queries failed" + (f" (e.g. {ex[0]})" if ex else ""))
         if col.get("failed_documents"):
             lines.append(f"- documents that failed to ingest: {col['failed_documents']}")

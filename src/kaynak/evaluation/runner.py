@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from kaynak.errors import CollectionNotFound, KaynakError, UsageError
 from kaynak.evaluation import metrics as M
 from kaynak.evaluation.datasets import BeirDataset, Question
-from kaynak.types import LANGUAGES, LoadedDocument, Page
-from kaynak.vocabulary import KEYWORD_RANKINGS, SearchMode
+from kaynak.types import LoadedDocument, Page
+from kaynak.vocabulary import KEYWORD_RANKINGS, LANGUAGES, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.context import Context
@@ -70,7 +70,7 @@ def parse_modes(text: str | Sequence[str] | None, *, default_ranking: str, reran
     elif isinstance(text, str):
         items = [t.strip() for t in text.split(",") if t.strip()]
     else:
-        items = [t.strip() for t in text if t.strip()]
+        items = [t.strip() for t in text or () if t.strip()]
     if not items:
         raise UsageError("--modes is empty; give e.g. keyword,vector,hybrid", "modes")
     specs: list[ModeSpec] = []

@@ -35,6 +35,7 @@ import numpy as np
 from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, DocumentRejected, FileTooLarge, KaynakError, NoText
 from kaynak.langdetect import detect_collection_language
+from kaynak.loaders import added_loaders
 from kaynak.loaders.ocr import ocr_now_possible
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, LoadedDocument, Page
@@ -616,7 +617,14 @@ def prepare_file(
         if reason.startswith(job.source + ": "):
             reason = reason[len(job.source) + 2 :]
         return _Fail(job.source, f"still failing (unchanged since the last run): {reason}")
-    task = ParseTask(os.fspath(job.path), max_bytes, options, settings.chunk_size, settings.chunk_overlap)
+    task = ParseTask(
+        os.fspath(job.path),
+        max_bytes,
+        options,
+        settings.chunk_size,
+        settings.chunk_overlap,
+        loaders=added_loaders(),
+    )
     origin = origin_of(job.path)
 
     def finish(answer: Parsed | ParseFailure) -> _Prepared | _Fail:

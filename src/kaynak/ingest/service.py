@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,8 @@ from kaynak.errors import CollectionMismatch, CollectionNotFound, DocumentNotFou
 from kaynak.loaders import LoadOptions
 from kaynak.rules import check_collection_name
 from kaynak.store import Store
-from kaynak.types import LANGUAGES, Collection, LoadedDocument
+from kaynak.types import Collection, LoadedDocument
+from kaynak.vocabulary import LANGUAGES
 
 from .discovery import Discovery, FileJob, PathFilter, discover
 from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
@@ -224,7 +225,7 @@ class IngestService:
         t0 = time.perf_counter()
         col, lang, emb = self._resolve(collection, language, embedder)
         known = self.store.document_states(col) if col is not None else {}
-        total = len(documents) if hasattr(documents, "__len__") else None
+        total = len(documents) if isinstance(documents, Sized) else None
 
         def prepare(item: tuple[str, str, LoadedDocument]) -> _Result:
             source, sha, doc = item

@@ -190,7 +190,8 @@ class Watcher:
                 poll_delay_ms=self.poll_ms,
                 ignore_permission_denied=True,
             ):
-                self._events.put(changes)
+                batch: set[tuple[object, str]] = set(changes)
+                self._events.put(batch)
         except Exception as err:  # the folder went away, too many watches …: say so, keep serving searches
             log.error("watching %s stopped: %s", ", ".join(paths), err)
             self._events.put({(None, "")})
@@ -325,8 +326,8 @@ class Watcher:
         # other half of a rename whose new name is still settling).
         mine = set(self._owners_paths(name)) if not report.deferred else set()
         for path in mine:
-            p = self.pending.get(path)
-            if p is not None and p.last_event <= started and not hold(path):
+            seen = self.pending.get(path)
+            if seen is not None and seen.last_event <= started and not hold(path):
                 del self.pending[path]
         if self.on_sync is not None:
             try:

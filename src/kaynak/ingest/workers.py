@@ -91,6 +91,8 @@ class ParseTask:
     chunk_size: int
     chunk_overlap: int
     call: str | None = None  # "module:function(task)" run instead of parse_file: fault injection for tests
+    #: loaders registered at run time in the submitting process (kaynak.loaders.added_loaders())
+    loaders: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -153,7 +155,7 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
 
     from kaynak.chunking import chunk_pages
     from kaynak.errors import KaynakError, LoaderError
-    from kaynak.loaders import load
+    from kaynak.loaders import load, use_added
     from kaynak.loaders.common import read_limited
 
     path = Path(task.path)
@@ -165,6 +167,7 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
+                use_added(task.loaders)
                 data = read_limited(path, task.max_bytes)
                 sha = hashlib.sha256(data).hexdigest()
                 del data
@@ -306,11 +309,11 @@ def _mp_context() -> Any:
         if _CONTEXT is None:
             methods = multiprocessing.get_all_start_methods()
             if "forkserver" in methods:
-                ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload(_PRELOAD)
+                forkserver = multiprocessing.get_context("forkserver")
+                forkserver.set_forkserver_preload(_PRELOAD)
+                _CONTEXT = forkserver
             else:
-                ctx = multiprocessing.get_context("spawn")
-            _CONTEXT = ctx
+                _CONTEXT = multiprocessing.get_context("spawn")
         return _CONTEXT
 
 

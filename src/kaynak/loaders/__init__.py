@@ -12,10 +12,12 @@ CorruptFile, NoText (OcrUnavailable: a scan, and Tesseract is missing).
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kaynak.errors import CorruptFile, LoaderError, NoText, UnsupportedFileType
 from kaynak.types import LoadedDocument, Page, Section
@@ -57,15 +59,64 @@ DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 _REGISTRY: dict[str, LoaderFunc] = {}
 
 
+#: Loaders registered after import (by a plugin or a program), as ``extension -> "module:qualified.name"``: files
+#: are parsed in separate worker processes, which import these by name before loading (``use_added``).
+_ADDED: dict[str, str] = {}
+
+
+def _reference(func: LoaderFunc) -> str:
+    """``"module:qualified.name"`` of a module-level function, or ValueError: a worker process must import it."""
+    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    try:
+        found: Any = importlib.import_module(module) if module else None
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        found = None
+    if found is not func or module == "__main__":
+        raise ValueError(
+            f"register a function defined at the top level of an importable module, not {func!r}: "
+            "files are parsed in separate worker processes, which import the loader by name"
+        )
+    return f"{module}:{qualname}"
+
+
 def register(extensions: list[str] | tuple[str, ...] | frozenset[str], func: LoaderFunc) -> None:
-    """Use ``func`` for files with any of ``extensions`` ('.ext', case-insensitive)."""
+    """Use ``func`` for files with any of ``extensions`` ('.ext', case-insensitive).
+
+    ``func`` must be a top-level function of an importable module (ValueError otherwise): the parse workers import
+    it by name, so a loader registered at run time reaches them too (``added_loaders``, ``use_added``).
+    """
     global SUPPORTED_EXTENSIONS
+    builtin = getattr(func, "__module__", None) == __name__
+    ref = None if builtin else _reference(func)
     for ext in extensions:
         ext = ext.lower()
         if not ext.startswith("."):
             ext = "." + ext
         _REGISTRY[ext] = func
+        if ref is None:
+            _ADDED.pop(ext, None)
+        else:
+            _ADDED[ext] = ref
     SUPPORTED_EXTENSIONS = frozenset(_REGISTRY)
+
+
+def added_loaders() -> tuple[tuple[str, str], ...]:
+    """The loaders registered after import, as ``(extension, "module:qualified.name")`` pairs (for workers)."""
+    return tuple(sorted(_ADDED.items()))
+
+
+def use_added(added: tuple[tuple[str, str], ...]) -> None:
+    """Register, in this process, the loaders another process registered (``added_loaders``); a worker calls it."""
+    for ext, ref in added:
+        if _ADDED.get(ext) == ref:
+            continue
+        module, _, qualname = ref.partition(":")
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+        register((ext,), found)
 
 
 def _pdf(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:

@@ -9,6 +9,7 @@ refused as having no text; without Tesseract the file is refused with a message 
 
 from __future__ import annotations
 
+import functools
 import io
 from pathlib import Path
 from typing import Any
@@ -70,15 +71,13 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
         for index in range(n_frames):
             number = index + 1
             try:
-                ocr = run.page(number, lambda i=index: render(i))
+                ocr = run.page(number, functools.partial(render, index))
             except (OSError, EOFError, ValueError) as err:
                 if index == 0:
                     raise CorruptFile(path, f"image cannot be decoded ({type(err).__name__}: {err})") from None
                 run.warnings.append(f"page {number}: frame cannot be decoded ({type(err).__name__}: {err}); skipped")
                 pages.append(Page(number, ""))
                 continue
-            if run.progress is not None:
-                run.progress(number, n_frames)
             if ocr is None:
                 pages.append(Page(number, ""))
                 continue

@@ -14,7 +14,9 @@ from psycopg import sql
 
 from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.types import LANGUAGES, ChunkRecord, Collection, DocumentInfo
+from kaynak.store.boundary import one
+from kaynak.types import ChunkRecord, Collection, DocumentInfo
+from kaynak.vocabulary import LANGUAGES
 
 
 @dataclass
@@ -275,7 +277,7 @@ class CatalogueMixin(StoreBase):
     # ------------------------------------------------------------------ maintenance
     def chunk_count(self, collection: Collection) -> int:
         with self._conn() as conn:
-            row = conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)).fetchone()
+            row = one(conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)))
         return int(row[0])
 
     # ------------------------------------------------------------------ OCR marks

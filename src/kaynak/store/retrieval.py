@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape
-from kaynak.store.migrations.chunk_keys import CHUNK_OF_KEY
+from kaynak.store.boundary import one
 from kaynak.types import Collection
 
 MAX_QUERY_LEXEMES = 64
@@ -28,7 +28,7 @@ BM25_FUNCTION = "kaynak_bm25_topk"
 # A score as a share of its collection's best (``keyword_search(per_collection=True)``).
 _PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
-_CHUNK_OF_T = sql.SQL(CHUNK_OF_KEY.format(key="t.chunk_key"))
+_CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
 
 
 @dataclass
@@ -52,34 +52,38 @@ def tsquery_literal(lexemes: Sequence[str]) -> str:
 class RetrievalMixin(StoreBase):
     """The search legs and the stemming helpers the search service plans with."""
 
-    def _documents_where(self, collection_ids: Sequence[int], filters: SearchFilters) -> tuple[sql.Composable, list]:
-        """A condition on ``documents`` rows for the filters."""
-        conds = [sql.SQL("collection_id = ANY(%s)")]
-        params: list[Any] = [list(collection_ids)]
+    def _documents_where(
+        self, collection_ids: Sequence[int], filters: SearchFilters
+    ) -> tuple[sql.Composable, dict[str, Any]]:
+        """A condition on ``documents`` rows for the filters, with its parameters by name (``f_…``)."""
+        conds = [sql.SQL("collection_id = ANY(%(f_collections)s)")]
+        params: dict[str, Any] = {"f_collections": list(collection_ids)}
         if filters.source_prefix:
-            conds.append(sql.SQL("source LIKE %s"))
-            params.append(like_escape(filters.source_prefix) + "%")
+            conds.append(sql.SQL("source LIKE %(f_prefix)s"))
+            params["f_prefix"] = like_escape(filters.source_prefix) + "%"
         if filters.source_glob:  # kaynak.globs: `*` within a folder, `**` across (the ingest --include dialect)
-            conds.append(sql.SQL("source ~ %s"))
-            params.append(postgres_regex(filters.source_glob))
+            conds.append(sql.SQL("source ~ %(f_regex)s"))
+            params["f_regex"] = postgres_regex(filters.source_glob)
         if filters.metadata:
-            conds.append(sql.SQL("metadata @> %s"))
-            params.append(Jsonb(filters.metadata))
+            conds.append(sql.SQL("metadata @> %(f_metadata)s"))
+            params["f_metadata"] = Jsonb(filters.metadata)
         return sql.SQL(" AND ").join(conds), params
 
-    def _filter_sql(self, collection_ids: Sequence[int], filters: SearchFilters | None) -> tuple[sql.Composable, list]:
-        """A condition on ``document_id`` for the filters (TRUE when there are none)."""
+    def _filter_sql(
+        self, collection_ids: Sequence[int], filters: SearchFilters | None
+    ) -> tuple[sql.Composable, dict[str, Any]]:
+        """A condition on ``document_id`` for the filters (TRUE when there are none), parameters by name."""
         if filters is None or filters.empty():
-            return sql.SQL("TRUE"), []
+            return sql.SQL("TRUE"), {}
         where, params = self._documents_where(collection_ids, filters)
         return sql.SQL("document_id = ANY(ARRAY(SELECT id FROM documents WHERE {}))").format(where), params
 
     def _filter_documents_sql(
         self, collection_ids: Sequence[int], filters: SearchFilters | None
-    ) -> tuple[sql.Composable, list]:
+    ) -> tuple[sql.Composable, dict[str, Any]]:
         """The ids of the documents the filters keep, as a ``bigint[]`` expression (NULL when there are none)."""
         if filters is None or filters.empty():
-            return sql.SQL("NULL::bigint[]"), []
+            return sql.SQL("NULL::bigint[]"), {}
         where, params = self._documents_where(collection_ids, filters)
         return sql.SQL("ARRAY(SELECT id FROM documents WHERE {})").format(where), params
 
@@ -106,11 +110,11 @@ class RetrievalMixin(StoreBase):
         query = sql.SQL(
             """
             SELECT id, dist FROM (
-                SELECT id, (embedding::vector({dim})) <=> %s::vector({dim}) AS dist
+                SELECT id, (embedding::vector({dim})) <=> %(vec)s::vector({dim}) AS dist
                 FROM chunks
                 WHERE collection_id = {cid} AND embedding IS NOT NULL AND {cond}
-                ORDER BY (embedding::vector({dim})) <=> %s::vector({dim})
-                LIMIT %s
+                ORDER BY (embedding::vector({dim})) <=> %(vec)s::vector({dim})
+                LIMIT %(k)s
             ) t ORDER BY dist
             """
         ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
@@ -123,7 +127,7 @@ class RetrievalMixin(StoreBase):
                     "set_config('hnsw.max_scan_tuples', '50000', true)",
                     (str(max(ef_search, k)),),
                 )
-                cur = conn.execute(query, [vec, *params, vec, k])
+                cur = conn.execute(query, {"vec": vec, "k": k, **params})
             rows = cur.fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
@@ -165,7 +169,7 @@ class RetrievalMixin(StoreBase):
 
     def tr_lower(self, text: str) -> str:
         with self._conn() as conn:
-            return str(conn.execute("SELECT tr_lower(%s)", (text,)).fetchone()[0])
+            return str(one(conn.execute("SELECT tr_lower(%s)", (text,)))[0])
 
     # The pruned BM25 functions' (min_postings, seed_postings, split): below min_postings in all a query is summed
     # plainly; the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum
@@ -223,13 +227,13 @@ class RetrievalMixin(StoreBase):
                 """
                 SELECT id, {norm} AS score FROM (
                     SELECT id, collection_id AS cid, ts_rank_cd(tsv, q, 1) AS score
-                    FROM chunks, (SELECT %s::tsquery AS q) qq
-                    WHERE collection_id = ANY(%s) AND tsv @@ q AND {cond}
+                    FROM chunks, (SELECT %(tsquery)s::tsquery AS q) qq
+                    WHERE collection_id = ANY(%(collections)s) AND tsv @@ q AND {cond}
                 ) s
-                ORDER BY 2 DESC, id LIMIT %s
+                ORDER BY 2 DESC, id LIMIT %(k)s
                 """
             ).format(cond=cond, norm=norm)
-            args = [tsquery_literal(lexemes), ids, *params, k]
+            args = {"tsquery": tsquery_literal(lexemes), "collections": ids, "k": k, **params}
         else:
             raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
         with self._conn() as conn:
@@ -246,7 +250,7 @@ class RetrievalMixin(StoreBase):
         filters: SearchFilters | None,
         pruned: bool = True,
         norm: sql.Composable = sql.SQL("score"),
-    ) -> tuple[sql.Composable, list[Any]]:
+    ) -> tuple[sql.Composed, dict[str, Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
         if pruned is not True:
@@ -257,17 +261,35 @@ class RetrievalMixin(StoreBase):
             SELECT k.id, t.score
             FROM (SELECT t.chunk_key, {norm} AS score
                     FROM (SELECT c.id AS cid, t.chunk_key, t.score
-                            FROM unnest(%s::bigint[]) AS c(id),
+                            FROM unnest(%(collections)s::bigint[]) AS c(id),
                                  LATERAL {fn}(
-                                     c.id, %s::text[], %s::int, %s::float8, %s::float8, {docs}, %s::int, %s::int,
-                                     %s::float8
+                                     p_collection     => c.id,
+                                     p_lexemes        => %(lexemes)s::text[],
+                                     p_k              => %(k)s::int,
+                                     p_k1             => %(k1)s::float8,
+                                     p_b              => %(b)s::float8,
+                                     p_documents      => {docs},
+                                     p_min_postings   => %(min_postings)s::int,
+                                     p_seed_postings  => %(seed_postings)s::int,
+                                     p_split          => %(split)s::float8
                                  ) t) t
-                   ORDER BY 2 DESC, t.chunk_key LIMIT %s) t
+                   ORDER BY 2 DESC, t.chunk_key LIMIT %(k)s) t
             JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
         ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm)
-        return query_sql, [ids, lexemes, k, k1, b, *params, *self.bm25_prune_limits, k]
+        min_postings, seed_postings, split = self.bm25_prune_limits
+        return query_sql, {
+            "collections": ids,
+            "lexemes": lexemes,
+            "k": k,
+            "k1": k1,
+            "b": b,
+            "min_postings": min_postings,
+            "seed_postings": seed_postings,
+            "split": split,
+            **params,
+        }
 
     def _bm25_full_sql(
         self,
@@ -278,36 +300,37 @@ class RetrievalMixin(StoreBase):
         b: float,
         filters: SearchFilters | None,
         norm: sql.Composable = sql.SQL("score"),
-    ) -> tuple[sql.Composable, list[Any]]:
+    ) -> tuple[sql.Composed, dict[str, Any]]:
         """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
         cond, params = self._filter_sql(ids, filters)
         query_sql = sql.SQL(
             """
             WITH p AS MATERIALIZED (
                 SELECT collection_id, lexeme, chunk_key, document_id, tf, dl
-                FROM postings WHERE collection_id = ANY(%s) AND lexeme = ANY(%s)
+                FROM postings WHERE collection_id = ANY(%(collections)s) AND lexeme = ANY(%(lexemes)s)
             ),
             df AS (SELECT collection_id, lexeme, count(*)::float8 AS df FROM p GROUP BY 1, 2),
             st AS (
                 SELECT collection_id, sum(chunk_count)::float8 AS n,
                        greatest(sum(token_count)::float8 / greatest(sum(chunk_count), 1), 1.0) AS avgdl
-                FROM documents WHERE collection_id = ANY(%s) GROUP BY 1
+                FROM documents WHERE collection_id = ANY(%(collections)s) GROUP BY 1
             )
             SELECT k.id, t.score FROM (
                 SELECT chunk_key, {norm} AS score FROM (
                     SELECT p.chunk_key, p.collection_id AS cid,
                            sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                               * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / st.avgdl))) AS score
+                               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / st.avgdl)))
+                               AS score
                     FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
                     WHERE {cond}
                     GROUP BY p.chunk_key, p.collection_id
                 ) s
-                ORDER BY 2 DESC, chunk_key LIMIT %s
+                ORDER BY 2 DESC, chunk_key LIMIT %(k)s
             ) t JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
         ).format(cond=cond, chunk=_CHUNK_OF_T, norm=norm)
-        return query_sql, [ids, lexemes, ids, k1, k1, b, b, *params, k]
+        return query_sql, {"collections": ids, "lexemes": lexemes, "k1": k1, "b": b, "k": k, **params}
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
         """lexeme → (df, max tf, min length) from ``lexeme_stats`` (what BM25 pruning bounds each term with)."""

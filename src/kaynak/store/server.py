@@ -27,7 +27,7 @@ import psycopg
 from psycopg import sql
 
 from kaynak.errors import DatabaseUnavailable, DataDirError, ExtensionMissing
-from kaynak.store.connections import map_errors, redact
+from kaynak.store.boundary import map_errors, one, redact
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def _fast_crash_recovery(conn: psycopg.Connection) -> None:
     if not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(psycopg.Error):
-        if conn.execute("SHOW recovery_init_sync_method").fetchone()[0] != "syncfs":
+        if one(conn.execute("SHOW recovery_init_sync_method"))[0] != "syncfs":
             conn.execute("ALTER SYSTEM SET recovery_init_sync_method = 'syncfs'")
             conn.execute("SELECT pg_reload_conf()")
 

@@ -1,6 +1,6 @@
 """Store: the database, composed of one part per job; every SQL statement kaynak runs lives in ``kaynak.store``.
 
-- ``base``: the error-bounded connection every part uses (``_conn``; ``connections.map_errors``).
+- ``base``: the error-bounded connection every part uses (``_conn``; ``boundary.map_errors``).
 - ``catalogue``: collections, documents, pages and chunks as stored (reads; collection create/delete).
 - ``writes``: replace/delete/move a document in one transaction; remembered ingest failures.
 - ``retrieval``: the vector and keyword legs of a search, query stemming, filters.
@@ -20,8 +20,9 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from kaynak.store import migrations
+from kaynak.store.boundary import map_errors, one
 from kaynak.store.catalogue import CatalogueMixin
-from kaynak.store.connections import Database, map_errors
+from kaynak.store.connections import Database
 from kaynak.store.retrieval import MAX_QUERY_LEXEMES, RetrievalMixin, SearchFilters, tsquery_literal
 from kaynak.store.scoring import ScoringMixin
 from kaynak.store.server import check_connection, resolve_url, restart_embedded
@@ -46,14 +47,20 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
         *,
         read_urls: Sequence[str] = (),
         restart: Callable[[], None] | None = None,
+        migrate: str = "auto",
     ) -> None:
+        """``migrate``: ``auto`` applies pending migrations that rewrite fewer than
+        ``migrations.AUTO_MIGRATE_ROWS`` rows and refuses bigger ones with MigrationRequired (``kaynak migrate``),
+        ``always`` applies any, ``never`` none. A database from a newer kaynak is refused (SchemaTooNew)."""
         check_connection(url)
         self.url = url
         self.db = Database(url, pool_size, tuple(read_urls), restart=restart)
         self._read = False
         try:
             with self.db.connection() as conn:
-                self.applied_migrations = migrations.apply(conn)  # migrations run on the primary only
+                # migrations run on the primary only
+                limit = {"auto": migrations.AUTO_MIGRATE_ROWS, "always": None, "never": -1}[migrate]
+                self.applied_migrations = migrations.apply(conn, max_rows=limit)
                 self.db.schema_version = migrations.current_version(conn)
         except BaseException:
             self.db.close()
@@ -63,11 +70,19 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
         self._before_commit: Callable[[], None] | None = None
 
     @classmethod
-    def open(cls, database_url: str | None, data_dir: Path, pool_size: int = 4, read_urls: Sequence[str] = ()) -> Store:
+    def open(
+        cls,
+        database_url: str | None,
+        data_dir: Path,
+        pool_size: int = 4,
+        read_urls: Sequence[str] = (),
+        migrate: str = "auto",
+    ) -> Store:
         """The store for the settings: the server ``database_url`` names, else the embedded one (restarted by this
-        process if it stops); ``read_urls`` are read replicas of it."""
+        process if it stops); ``read_urls`` are read replicas of it; ``migrate`` as in ``Store``."""
         restart = None if database_url else (lambda: restart_embedded(data_dir))
-        return cls(resolve_url(database_url, data_dir), pool_size=pool_size, read_urls=read_urls, restart=restart)
+        url = resolve_url(database_url, data_dir)
+        return cls(url, pool_size=pool_size, read_urls=read_urls, restart=restart, migrate=migrate)
 
     @property
     def pool(self) -> ConnectionPool:
@@ -110,13 +125,15 @@ class Store(CatalogueMixin, WritesMixin, RetrievalMixin, ScoringMixin, SyncState
     # ------------------------------------------------------------------ server facts
     def server_info(self) -> dict[str, Any]:
         with self._conn() as conn:
-            pg = conn.execute("SHOW server_version").fetchone()[0]
+            pg = one(conn.execute("SHOW server_version"))[0]
             vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             version = migrations.current_version(conn)
-            ts = conn.execute(
-                "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config WHERE cfgname = ANY(%s)",
-                (list(LANGUAGES),),
-            ).fetchone()[0]
+            ts = one(
+                conn.execute(
+                    "SELECT array_agg(cfgname ORDER BY cfgname) FROM pg_ts_config WHERE cfgname = ANY(%s)",
+                    (list(LANGUAGES),),
+                )
+            )[0]
         return {
             "postgresql": pg,
             "pgvector": vec[0] if vec else None,

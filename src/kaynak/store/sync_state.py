@@ -16,7 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kaynak.store.base import StoreBase
-from kaynak.store.connections import map_errors
+from kaynak.store.boundary import map_errors, one
 from kaynak.types import Collection
 
 
@@ -54,14 +54,6 @@ class SyncStateMixin(StoreBase):
             }
             for r in rows
         ]
-
-    def forget_source(self, collection: Collection, root: str) -> bool:
-        with self._conn() as conn:
-            row = conn.execute(
-                "DELETE FROM collection_sources WHERE collection_id = %s AND root = %s RETURNING root",
-                (collection.id, root),
-            ).fetchone()
-        return row is not None
 
     def mark_synced(self, collection: Collection, roots: Sequence[str], summary: dict[str, Any]) -> None:
         """Record that ``roots`` of ``collection`` were brought up to date now (``summary``: what was done)."""
@@ -123,7 +115,7 @@ class SyncStateMixin(StoreBase):
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
         try:
             with map_errors("the primary database"):
-                got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+                got = bool(one(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)))[0])
                 waited = False
                 while not got:
                     if stop is not None and stop():
@@ -132,7 +124,7 @@ class SyncStateMixin(StoreBase):
                         on_wait()
                     waited = True
                     time.sleep(0.2)
-                    got = bool(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+                    got = bool(one(conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (key,)))[0])
             yield got
         finally:
             conn.close()  # ends the session: the lock goes with it

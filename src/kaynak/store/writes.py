@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
 from kaynak.store.base import StoreBase
-from kaynak.store.migrations.chunk_keys import KEYED_POSTINGS_SELECT
+from kaynak.store.boundary import one
 from kaynak.types import Chunk, Collection, Page
 
 
@@ -26,6 +26,20 @@ def chunk_id(collection: str, source: str, sha256: str, ord: int) -> str:
     """The specification's chunk id: sha1(collection, source, sha256, ord)[:20]."""
     key = "\x1f".join((collection, source, sha256, str(ord)))
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+# The BM25 postings of one document's chunks: each chunk's terms merged with its document's title terms (BM25F-style,
+# weight 1: tf and the chunk length dl count them), keyed by the chunk's 60-bit key (docs/adr/0017, 0022).
+_POSTINGS_OF_DOCUMENT = """
+    INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl)
+    SELECT c.collection_id, u.lexeme, kaynak_chunk_key(c.id), c.document_id, cardinality(u.positions), t.dl
+    FROM chunks c
+    JOIN documents d ON d.id = c.document_id
+    CROSS JOIN LATERAL (SELECT c.tsv || kaynak_header_tsv(c.language, d.title) AS v) h
+    CROSS JOIN LATERAL (SELECT coalesce(sum(cardinality(positions)), 0)::int AS dl FROM unnest(h.v)) t
+    CROSS JOIN LATERAL unnest(h.v) u
+    WHERE c.document_id = %s
+"""
 
 
 class WritesMixin(StoreBase):
@@ -123,25 +137,27 @@ class WritesMixin(StoreBase):
                 if skip_if_unchanged and old[1] == sha256:
                     return None
                 conn.execute("DELETE FROM documents WHERE id = %s", (old[0],))
-            doc_id = conn.execute(
-                "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin, file_size, file_mtime_ns, language) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    collection.id,
-                    source,
-                    sha256,
-                    title,
-                    len(pages),
-                    len(chunks),
-                    Jsonb(metadata),
-                    Jsonb(list(warnings or [])),
-                    origin,
-                    size,
-                    mtime_ns,
-                    language,
-                ),
-            ).fetchone()[0]
+            doc_id = one(
+                conn.execute(
+                    "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
+                    "warnings, origin, file_size, file_mtime_ns, language) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    (
+                        collection.id,
+                        source,
+                        sha256,
+                        title,
+                        len(pages),
+                        len(chunks),
+                        Jsonb(metadata),
+                        Jsonb(list(warnings or [])),
+                        origin,
+                        size,
+                        mtime_ns,
+                        language,
+                    ),
+                )
+            )[0]
             conn.execute(
                 "DELETE FROM ingest_failures WHERE collection_id = %s AND source = %s", (collection.id, source)
             )
@@ -172,11 +188,7 @@ class WritesMixin(StoreBase):
                                 vec,
                             )
                         )
-            conn.execute(  # each chunk's terms merged with its document's title terms, keyed (migrations 10, 12)
-                "INSERT INTO postings (collection_id, lexeme, chunk_key, document_id, tf, dl) "
-                + KEYED_POSTINGS_SELECT.format(where="c.document_id = %s"),
-                (doc_id,),
-            )
+            conn.execute(_POSTINGS_OF_DOCUMENT, (doc_id,))
             conn.execute(
                 "UPDATE documents SET token_count = "
                 "(SELECT coalesce(sum(tf), 0) FROM postings WHERE document_id = %s) WHERE id = %s",

@@ -6,9 +6,10 @@ regular file whose real path (symlinks and ``..`` resolved) equals the stored pa
 symlink, or a folder on the way replaced by one, is refused rather than followed; and its bytes must still hash to
 the document's sha256, so what is served is exactly what was ingested (an edited file waits for a re-ingest).
 
-What the browser gets: PDF inline (so ``#page=N`` opens it at the page); every other format as an attachment with
-its own content type and a sandboxing Content-Security-Policy, so an ingested HTML file can never run script in
-the page's origin (the page shows those as stored page text instead).
+What the browser gets: PDF inline (so ``#page=N`` opens it at the page); HTML inline under a sandboxing
+Content-Security-Policy (no script, no forms, an opaque origin: it can never act in the page's origin, but a person
+sees it as written); Markdown and plain text inline as ``text/plain`` (shown as text, never interpreted); DOCX
+(which a browser cannot show) as an attachment.
 """
 
 from __future__ import annotations
@@ -29,13 +30,16 @@ CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".htm": "text/html; charset=utf-8",
     ".xhtml": "application/xhtml+xml",
-    ".md": "text/markdown; charset=utf-8",
-    ".markdown": "text/markdown; charset=utf-8",
-    ".mdx": "text/markdown; charset=utf-8",
+    ".md": "text/plain; charset=utf-8",
+    ".markdown": "text/plain; charset=utf-8",
+    ".mdx": "text/plain; charset=utf-8",
     ".txt": "text/plain",
     ".text": "text/plain",
 }
-INLINE = {".pdf"}
+INLINE = {".pdf", ".html", ".htm", ".xhtml", ".md", ".markdown", ".mdx", ".txt", ".text"}
+#: the policy an inline HTML original is shown under: no script or plugin, no forms or navigation of the page,
+#: nothing fetched but inline styles and data: images (a sandbox without allow-same-origin: an opaque origin)
+SANDBOX_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
   <progress id="up-progress" max="100" value="0" hidden aria-label="{t["upload_button"]}"></progress>
   <p id="up-status" role="status" aria-live="polite"></p>
   <ul id="up-failed" class="failures"></ul>
+  <div id="up-skipped"></div>
  </form>
 </section>"""
         if write_enabled
@@ -86,7 +87,7 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
 <script type="application/json" id="kaynak-strings">{strings_json(lang)}</script>
 </head>
 <body data-lang="{esc(lang)}" data-read-token="{int(read_token)}" data-write="{int(write_enabled)}" \
-data-max-k="{MAX_K}">
+data-max-k="{MAX_K}" data-max-query="{MAX_QUERY_CHARS}">
 <a class="skip" href="#main">{t["skip"]}</a>
 <header class="top">
  <a class="brand" href="?lang={esc(lang)}">kaynak</a>
@@ -122,8 +123,7 @@ data-max-k="{MAX_K}">
  <form id="search-form" role="search">
   <label for="q">{t["search_label"]}</label>
   <div class="row">
-   <input id="q" name="q" type="search" required maxlength="{MAX_QUERY_CHARS}" autocomplete="off" \
-placeholder="{t["search_placeholder"]}">
+   <input id="q" name="q" type="search" autocomplete="off" placeholder="{t["search_placeholder"]}">
    <button type="submit" id="search-button">{t["search_button"]}</button>
   </div>
   <fieldset id="collections" class="picker">
@@ -158,20 +158,28 @@ placeholder="{t["search_placeholder"]}">
   <button type="button" id="viewer-next">{t["next_page"]}</button>
   <a id="viewer-original" href="#" target="_blank" rel="noopener">{t["open_original"]}</a>
  </nav>
+ <figure id="viewer-figure" class="pdf-figure" hidden>
+  <div class="pdf-page"><img id="viewer-image" alt=""><span id="viewer-box" class="pdf-box" tabindex="-1" \
+role="img" aria-label="{t["quote_here"]}"></span></div>
+  <figcaption id="viewer-caption" class="status"></figcaption>
+ </figure>
+ <h3 id="viewer-text-heading" hidden>{t["page_text_heading"]}</h3>
  <div id="viewer-text" class="page-text" lang=""></div>
 </section>
 <section id="browse-view" class="view" hidden aria-labelledby="browse-heading">
  <h2 id="browse-heading">{t["browse_heading"]}</h2>
+ <p id="browse-status" class="status" role="status" aria-live="polite"></p>
  <div class="scroll">
  <table id="collections-table">
   <thead><tr><th scope="col">{t["col_name"]}</th><th scope="col">{t["col_language"]}</th>\
 <th scope="col">{t["col_embedder"]}</th><th scope="col" class="num">{t["col_docs"]}</th>\
-<th scope="col" class="num">{t["col_chunks"]}</th></tr></thead>
+<th scope="col" class="num">{t["col_chunks"]}</th><th scope="col">{t["col_state"]}</th></tr></thead>
   <tbody></tbody>
  </table>
  </div>
  <div id="documents-panel" hidden>
   <h3 id="documents-heading" tabindex="-1"></h3>
+  <div id="collection-problems"></div>
   <label for="doc-filter">{t["filter_path"]}</label>
   <input id="doc-filter" type="search" maxlength="1000" autocomplete="off">
   <div class="scroll">

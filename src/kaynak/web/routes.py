@@ -10,6 +10,8 @@ The page is a thin face like the others: everything it shows comes from the REST
 - ``POST /v1/highlights``: the words of given texts that match a query, stemmed with each collection's language
   (``SearchService.highlight_texts``, the same highlighting as ``kaynak search`` on a terminal).
 - ``GET /v1/documents/{id}/file``: a document's original file, by id only (``kaynak.web.files`` checks it).
+- ``GET /v1/documents/{id}/pages/{n}/image``: a PDF page drawn as a PNG with a cited passage marked on it
+  (``kaynak.web.pdfpage``: pypdfium2, within pixel and scale caps, one render at a time).
 
 Every HTML response carries a Content-Security-Policy without inline script or style, ``nosniff``, no referrer and
 no framing. Nothing here sets or reads a cookie.
@@ -17,6 +19,7 @@ no framing. Nothing here sets or reads a cookie.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 from collections.abc import Iterator
@@ -31,11 +34,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kaynak.api.deps import Read, bearer, matches
 from kaynak.context import Context
-from kaynak.errors import NotFound
+from kaynak.errors import FileTooLarge, NotFound, UsageError
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS
-from kaynak.web.files import CONTENT_TYPES, open_original
+from kaynak.web.files import CONTENT_TYPES, SANDBOX_CSP, open_original
 from kaynak.web.i18n import LANGS, choose_language
 from kaynak.web.page import render_page
+from kaynak.web.pdfpage import DEFAULT_WIDTH, MAX_WIDTH
+from kaynak.web.pdfpage import render_page as render_pdf_page
 
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -53,7 +58,7 @@ STATIC_TYPES = {
 }
 MAX_HIGHLIGHT_TEXT = 20_000
 FILE_RESPONSE: dict[str, Any] = {
-    "description": "The original file: PDF inline, other formats as an attachment (Content-Disposition).",
+    "description": "The original file: PDF, HTML (sandboxed) and text inline, DOCX as an attachment.",
     "content": {
         media: {"schema": {"type": "string", "format": "binary"}}
         for media in sorted({t.split(";")[0] for t in CONTENT_TYPES.values()} | {"application/octet-stream"})
@@ -81,6 +86,42 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
         if entry.is_file() and ext in STATIC_TYPES:
             out[entry.name] = (entry.read_bytes(), STATIC_TYPES[ext])
     return out
+
+
+def draw_page(
+    context: Context, document_id: int, number: int, start: int | None, end: int | None, width: int
+) -> dict[str, Any]:
+    """A PDF page of a document drawn with the passage ``start:end`` of its stored text marked (see page_image)."""
+    settings = context.settings
+    doc, origin = context.search.document_origin(document_id)
+    if not doc.source.lower().endswith(".pdf"):
+        raise UsageError(f"{doc.source!r} is not a PDF; only PDF pages can be drawn", "document_id")
+    quote = None
+    if start is not None or end is not None:
+        text = context.search.page_text(doc.collection, doc.source, number)
+        if start is None or end is None or not 0 <= start < end <= len(text):
+            raise UsageError(
+                f"start and end must mark a passage of page {number} (0 ≤ start < end ≤ its length)", "start"
+            )
+        quote = text[start:end]
+    meta, handle = open_original(doc.source, origin, doc.sha256)
+    with handle:
+        limit = int(settings.max_file_mb * 1024 * 1024)
+        if meta.size > limit:
+            raise FileTooLarge(doc.source, f"the file is over the {settings.max_file_mb:g} MB limit to draw")
+        data = handle.read(limit + 1)
+    page = render_pdf_page(data, number, quote, width)
+    return {
+        "document_id": document_id,
+        "source": doc.source,
+        "page": number,
+        "page_count": page.page_count,
+        "width": page.width,
+        "height": page.height,
+        "found": page.found,
+        "boxes": page.boxes,
+        "image": "data:image/png;base64," + base64.b64encode(page.png).decode("ascii"),
+    }
 
 
 def router(context: Context) -> APIRouter:
@@ -153,7 +194,8 @@ def router(context: Context) -> APIRouter:
     )
     async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)]) -> Response:
         """The file a document was ingested from, found by the document's id (never by a path). PDFs come inline
-        (open them at a page with `#page=N`); other formats as attachments. 404 when the file is gone, changed,
+        (open them at a page with `#page=N`); HTML inline in a sandbox (no script); Markdown and text inline as
+        plain text; DOCX as an attachment. 404 when the file is gone, changed,
         or reached through a symbolic link since it was ingested."""
         doc, origin = await run_in_threadpool(context.search.document_origin, document_id)
         meta, handle = await run_in_threadpool(open_original, doc.source, origin, doc.sha256)
@@ -163,8 +205,8 @@ def router(context: Context) -> APIRouter:
             "Content-Disposition": meta.content_disposition(),
             "Cache-Control": "no-store",
         }
-        if meta.disposition != "inline":
-            headers["Content-Security-Policy"] = "sandbox; default-src 'none'"
+        if meta.content_type.split(";")[0] != "application/pdf":
+            headers["Content-Security-Policy"] = SANDBOX_CSP
 
         def body() -> Iterator[bytes]:
             with handle:
@@ -172,5 +214,25 @@ def router(context: Context) -> APIRouter:
                     yield chunk
 
         return StreamingResponse(body(), media_type=meta.content_type, headers=headers)
+
+    @r.get(
+        "/v1/documents/{document_id}/pages/{number}/image",
+        tags=["documents"],
+        dependencies=read,
+        summary="A PDF page drawn, with a passage marked",
+    )
+    async def page_image(
+        document_id: Annotated[int, PathParam(ge=1, le=2**62)],
+        number: Annotated[int, PathParam(ge=1, le=1_000_000)],
+        start: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
+        end: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
+        width: Annotated[int, Query(ge=200, le=MAX_WIDTH)] = DEFAULT_WIDTH,
+    ) -> dict[str, Any]:
+        """Page `number` of a PDF document drawn by pdfium as a PNG (a `data:` URL in `image`, about `width`
+        pixels wide within the server's pixel cap). With `start`/`end` (code-point offsets into the stored page
+        text, as a hit's `quote.char_start`/`char_end`), that passage is located in the page's text layer and
+        highlighted; `boxes` are its rectangles as `[left, top, width, height]` fractions of the page and
+        `found` says whether it was located. 422 for a document that is not a PDF; 404 as for the file."""
+        return await run_in_threadpool(draw_page, context, document_id, number, start, end, width)
 
     return r

@@ -183,7 +183,7 @@ def _report_for(report: dict[str, Any], rels: set[str], root: Path, data_dir: Pa
             out[key] = [s for s in items if s in rels]
         elif key in ("failed", "skipped", "warnings"):
             out[key] = [item for item in items if item.get("source") in rels]
-    return scrub(out)  # type: ignore[no-any-return]
+    return scrub(out)
 
 
 @router.get("/collections/{name}/documents/{source:path}", dependencies=[Read])

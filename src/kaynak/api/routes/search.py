@@ -28,7 +28,7 @@ def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
     if filters is not None and not filters.get("metadata"):
         filters.pop("metadata", None)
     start = time.perf_counter()
-    hits = ctx.search.search(  # type: ignore[attr-defined]
+    hits = ctx.search.search(
         req.q,
         collections=req.collections,
         mode=req.mode,

@@ -5,6 +5,9 @@
  * nodes (el(), textContent), never as HTML; links are built from numeric ids and encoded path parts; the token
  * lives in sessionStorage and travels in the Authorization header, never in a cookie or a URL.
  * Offsets from the API count Unicode code points (Python str indices), so text is sliced as code points.
+ * Errors reach a person as one sentence in the page's language (say(), fileSentence()); the API's own text is kept
+ * under "technical details". The chosen collections, query and options live in the URL; the page view and the
+ * tabs are history entries, so Back (and Esc in the page view) return to the results.
  * Each search leaves two Performance API measures (benchmarks/bench_web.py reads them): kaynak:first-result (API
  * answer parsed → results in the DOM) and kaynak:first-highlighted (the same answer → highlight marks in place). */
 'use strict';
@@ -15,6 +18,8 @@
   const LANG = document.body.dataset.lang;
   const TOKEN_KEY = 'kaynak.token';
   const EXTENSIONS = ['.pdf', '.docx', '.html', '.htm', '.xhtml', '.md', '.markdown', '.mdx', '.txt', '.text'];
+  const MAX_QUERY = Number(document.body.dataset.maxQuery) || 4000;
+  const PHONE = window.matchMedia('(max-width: 40rem)');
 
   // ---------------------------------------------------------------- helpers
   const fmt = (key, vars = {}) =>
@@ -65,11 +70,12 @@
   };
 
   class ApiError extends Error {
-    constructor(status, title, detail) {
+    constructor(status, title, detail, body = null) {
       super(detail || title);
       this.status = status;
       this.title = title;
       this.detail = detail;
+      this.body = body || {};
     }
   }
 
@@ -80,7 +86,7 @@
     } catch (_) {
       /* not JSON: fall back to the status line */
     }
-    return new ApiError(res.status, (b && b.title) || res.statusText || T.error, (b && b.detail) || '');
+    return new ApiError(res.status, (b && b.title) || res.statusText || T.error, (b && b.detail) || '', b);
   }
 
   function authHeaders() {
@@ -105,10 +111,66 @@
     return raw ? res : res.json();
   }
 
-  function showError(err) {
+  /* What went wrong with one file, as a sentence: the API's reasons are English, so they are sorted into kinds. */
+  function fileKind(reason) {
+    const r = String(reason || '').toLowerCase();
+    if (/unsupported file type|does not read/.test(r)) return 'unsupported';
+    if (/encrypted|password/.test(r)) return 'encrypted';
+    if (/not even by ocr|found by ocr/.test(r)) return 'no_text'; // OCR ran and found nothing
+    if (/needs ocr|tesseract|not ocr'd|ocr not available/.test(r)) return 'ocr';
+    if (/no text|is empty|empty file|no pages/.test(r)) return 'no_text';
+    if (/took longer|timed? ?out/.test(r)) return 'slow';
+    if (/needs more than|memory/.test(r)) return 'memory';
+    if (/over the .*limit|too large|larger than/.test(r)) return 'too_large';
+    if (/corrupt|damaged|not a (readable|docx|pdf|zip)|broken|zip archive|cannot be (read|opened)|invalid|malformed/
+      .test(r)) return 'corrupt';
+    return 'other';
+  }
+
+  /* The reason without the file name the API puts in front of it (so a name is never shown twice). */
+  const bareReason = (source, reason) => {
+    let r = String(reason || '');
+    while (source && r.startsWith(source + ': ')) r = r.slice(source.length + 2);
+    return r;
+  };
+
+  const fileSentence = (source, reason) => fmt('file_' + fileKind(reason), { source });
+
+  /* One sentence in the page's language for an API problem (the technical text goes under details). */
+  function say(err) {
+    const title = String(err.title || '').toLowerCase();
+    const errors = (err.body && err.body.errors) || [];
+    if (err.status === 0) return T.unreachable;
+    if (err.status === 401 || err.status === 403) return T.err_token;
+    if (title === 'collection not found') return T.err_collection_gone;
+    if (title === 'document not found') return T.err_document_gone;
+    if (title === 'original file unavailable') return T.err_original_gone;
+    if (title === 'not found' && /page/.test(err.detail || '')) return T.err_page_gone;
+    if (title === 'no file could be ingested') return T.err_upload_none;
+    if (errors.some((e) => (e.loc || []).includes('q') && /too_long/.test(e.type || ''))) {
+      return fmt('err_query_too_long', { max: MAX_QUERY });
+    }
+    if (err.status === 413) return T.err_too_large;
+    if (err.status === 409) return T.err_conflict;
+    if (err.status === 503) return T.err_database;
+    if (err.status === 422 && err.body && err.body.file) return fileSentence(err.body.file, err.detail);
+    if (err.status === 400 || err.status === 422) return T.err_invalid;
+    return T.err_generic;
+  }
+
+  function technical(err) {
+    const text = [err.title, err.status ? `(${err.status})` : '', err.detail ? ': ' + err.detail : ''].join(' ');
+    return el('details', { class: 'tech' }, el('summary', {}, T.details), el('p', {}, text.trim()));
+  }
+
+  function showError(err, extra) {
     const box = $('alert');
-    const head = (err.title || T.error) + (err.status ? ` (${err.status})` : '');
-    box.replaceChildren(el('strong', {}, head), ': ', withCode(err.detail || err.message || ''));
+    const report = err.body && err.body.report;
+    const files = report && report.failed
+      ? el('ul', { class: 'failures' }, report.failed.map((f) => el('li', {}, fileSentence(f.source, f.error))))
+      : null;
+    box.replaceChildren(...[el('p', { class: 'say' }, withCode(say(err))), files, extra,
+      err.status === 0 ? null : technical(err)].filter(Boolean));
     box.hidden = false;
   }
 
@@ -223,6 +285,16 @@
     $('all-collections').checked = !chosen.size || ![...chosen].some((n) => collections.some((c) => c.name === n));
   }
 
+  /* Tick exactly `names` (those the page knows); "All" only when none of them is known. */
+  function choose(names) {
+    let any = false;
+    for (const box of document.querySelectorAll('#collection-boxes input')) {
+      box.checked = names.includes(box.value);
+      any = any || box.checked;
+    }
+    $('all-collections').checked = !any;
+  }
+
   /* null = all collections, else the chosen names. */
   function selectedCollections() {
     if ($('all-collections').checked) return null;
@@ -248,7 +320,19 @@
     const cols = names ? collections.filter((c) => names.includes(c.name)) : collections;
     if (names && cols.length < names.length) return null; // a name the page does not know: the API answers
     if (cols.some((c) => c.document_count > 0)) return null;
-    return fmt('empty_collection', { name: cols.length ? cols[0].name : 'NAME' });
+    const name = cols.length ? cols[0].name : 'NAME';
+    if (!access.writes_enabled) return withCode(fmt('empty_collection', { name }));
+    return [...withCode(fmt('empty_collection_upload', { name })), ' ',
+      el('button', { type: 'button', class: 'quiet', id: 'offer-upload', onclick: () => offerUpload(name) },
+        T.upload_offer)];
+  }
+
+  async function offerUpload(name) {
+    if (!access.write && !(await askToken('write'))) return;
+    if (!$('upload-form')) return;
+    $('up-collection').value = name;
+    go('upload');
+    $('up-files').focus();
   }
 
   // ---------------------------------------------------------------- search
@@ -281,7 +365,7 @@
     if ($('prefix').value.trim()) p.set('prefix', $('prefix').value.trim());
     if ($('glob').value.trim()) p.set('glob', $('glob').value.trim());
     if ($('meta').value.trim()) p.set('meta', $('meta').value.trim());
-    history.replaceState(null, '', '?' + p.toString());
+    history.replaceState(history.state, '', '?' + p.toString());
     for (const a of document.querySelectorAll('.langs a')) {
       p.set('lang', a.dataset.lang);
       a.href = '?' + p.toString();
@@ -302,19 +386,29 @@
   }
 
   async function runSearch() {
-    const q = $('q').value.trim();
+    const raw = $('q').value;
+    const q = raw.trim();
+    clearError();
     if (!q) {
+      $('results').replaceChildren();
+      setStatus(raw.length ? T.query_blank : '');
       $('q').focus();
       return;
     }
-    clearError();
+    const n = Array.from(q).length;
+    if (n > MAX_QUERY) {
+      $('results').replaceChildren();
+      setStatus(fmt('query_too_long', { n, max: MAX_QUERY }));
+      $('q').focus();
+      return;
+    }
     saveState();
     const seq = ++searchSeq;
     const req = searchRequest(q);
     const empty = emptyMessage(selectedCollections());
     if (empty) {
       $('results').replaceChildren();
-      setStatus(withCode(empty));
+      setStatus(empty);
       return;
     }
     setStatus(T.searching);
@@ -342,7 +436,14 @@
     performance.mark('kaynak:results-rendered');
     performance.measure('kaynak:first-result', 'kaynak:search-response', 'kaynak:results-rendered');
     $('results').removeAttribute('aria-busy');
-    setStatus(hits.length ? fmt('n_results', { n: hits.length }) : T.no_results);
+    const docsCount = new Set(hits.map(docKey)).size;
+    let count = T.no_results;
+    if (hits.length) {
+      count = docsCount < hits.length
+        ? fmt('n_results_docs', { n: hits.length, d: docsCount }) : fmt('n_results', { n: hits.length });
+    }
+    setStatus(data.no_good_match === true && hits.length
+      ? [el('span', { class: 'weak-notice' }, T.no_good_match), ' ', count] : count);
     if (hits.length) await highlight(q, hits, quotes, seq);
   }
 
@@ -369,27 +470,31 @@
   const isPdf = (source) => /\.pdf$/i.test(source);
   const fileUrl = (id) => `/v1/documents/${Number(id)}/file`;
 
-  /* Opens an original file; with a token, through a blob (links cannot send the header). Only a PDF is shown, as
-   * an application/pdf blob at the page; any other format is saved as a download, never rendered in this origin. */
+  /* Opens an original file; with a token, through a blob (links cannot send the header). A PDF is shown as an
+   * application/pdf blob at the page; every other format as text/plain (shown, never interpreted in this origin);
+   * DOCX, which a browser cannot show, is saved as a download. */
   async function openFile(ev, id, page, source) {
     if (!token.get()) return; // the plain link works
     ev.preventDefault();
     const pdf = isPdf(source);
-    const tab = pdf ? window.open('', '_blank') : null;
+    const docx = /\.docx$/i.test(source);
+    const tab = docx ? null : window.open('', '_blank');
     try {
       const res = await api(fileUrl(id), { raw: true });
-      const blob = new Blob([await res.blob()], { type: pdf ? 'application/pdf' : 'application/octet-stream' });
+      const type = pdf ? 'application/pdf' : docx ? 'application/octet-stream' : 'text/plain;charset=utf-8';
+      const blob = new Blob([await res.blob()], { type });
       const url = URL.createObjectURL(blob);
       setTimeout(() => URL.revokeObjectURL(url), 120000);
-      if (!pdf) {
+      const target = url + (pdf ? '#page=' + page : '');
+      if (docx) {
         const a = el('a', { href: url, download: source.split('/').pop() || 'document' });
         document.body.append(a);
         a.click();
         a.remove();
       } else if (tab) {
-        tab.location.href = url + '#page=' + page;
+        tab.location.href = target;
       } else {
-        window.location.href = url + '#page=' + page;
+        window.location.href = target;
       }
     } catch (err) {
       if (tab) tab.close();
@@ -397,42 +502,86 @@
     }
   }
 
-  function badge(text, title) {
-    return el('span', { class: 'badge', title }, text);
+  function badge(text, title, cls) {
+    return el('span', { class: 'badge' + (cls ? ' ' + cls : ''), title }, text);
   }
 
+  const docKey = (hit) => hit.collection + '\u0000' + hit.source;
+  const baseName = (source) => source.split('/').pop() || source;
+
+  /* Code reads better in a monospace font: fenced blocks, or mostly indented lines or lines ending like code. */
+  function looksLikeCode(text) {
+    if (/```|~~~/.test(text)) return true;
+    const lines = text.split('\n').filter((l) => l.trim());
+    if (lines.length < 2) return false;
+    const codeLine = /[;{}]\s*$|^\s*(import|from|def|class|const|let|function|return|<\/?[a-z])\b/;
+    const codeish = lines.filter((l) => /^(\t| {2,})\S/.test(l) || codeLine.test(l));
+    return codeish.length * 2 >= lines.length;
+  }
+
+  function matchBadge(hit) {
+    const m = hit.match;
+    if (!m || typeof m !== 'object') return null;
+    if (m.label === 'weak') return [' ', badge(T.weak_match, T.weak_match_title, 'weak')];
+    if (m.label === 'partial') return [' ', badge(T.partial_match, null, 'partial')];
+    return null;
+  }
+
+  function hitItem(hit, quotes, i, extra) {
+    const quote = el('blockquote', { class: looksLikeCode(hit.quote.text) ? 'quote code' : 'quote' }, hit.quote.text);
+    quotes[i] = quote;
+    const ctxBox = el('div', { class: 'context', hidden: true });
+    const ctxBtn = el('button', { type: 'button', class: 'quiet', 'aria-expanded': 'false' }, T.more_context);
+    ctxBtn.addEventListener('click', () => toggleContext(hit, ctxBtn, ctxBox, quote));
+    const pdf = isPdf(hit.source) && hit.document_id;
+    const name = hit.title && hit.title.trim() ? hit.title.trim() : baseName(hit.source);
+    const title = el('a', {
+      class: 'source', href: '#page', title: pdf ? T.open_page : T.open_text, onclick: (ev) => openHit(ev, hit),
+    }, name);
+    const original = hit.document_id
+      ? el('a', {
+        class: 'original', href: fileUrl(hit.document_id) + (pdf ? `#page=${hit.page}` : ''), target: '_blank',
+        rel: 'noopener', 'data-action': 'original',
+        onclick: (ev) => openFile(ev, hit.document_id, hit.page, hit.source),
+      }, T.open_original)
+      : null;
+    const ranks = el('details', { class: 'ranks' }, el('summary', {}, T.ranks), rankList(hit.scores || {}));
+    const weak = hit.match && hit.match.label === 'weak';
+    return el('li', { class: weak ? 'hit weak' : 'hit', 'data-collection': hit.collection },
+      el('h3', {}, title),
+      el('p', { class: 'path' }, hit.source),
+      el('p', { class: 'where' },
+        el('span', { class: 'label' }, T.page), ' ', String(hit.page),
+        hit.section ? [' · ', el('span', { class: 'label' }, T.section), ' ', hit.section] : null,
+        ' · ', el('span', { class: 'label' }, T.collection), ' ', hit.collection,
+        hit.ocr ? [' ', badge('OCR', hit.ocr.confidence != null ? String(hit.ocr.confidence) : null)] : null,
+        hit.stale ? [' ', badge(T.stale)] : null,
+        matchBadge(hit)),
+      quote,
+      ctxBox,
+      el('div', { class: 'actions' }, ctxBtn, original, ranks),
+      extra || null);
+  }
+
+  /* Hits in rank order; later hits of a document already shown fold under its first hit. */
   function renderResults(hits) {
     const quotes = [];
-    const items = hits.map((hit, i) => {
-      const quote = el('blockquote', { class: 'quote' }, hit.quote.text);
-      quotes.push(quote);
-      const ctxBox = el('div', { class: 'context', hidden: true });
-      const ctxBtn = el('button', { type: 'button', class: 'quiet', 'aria-expanded': 'false' }, T.more_context);
-      ctxBtn.addEventListener('click', () => toggleContext(hit, ctxBtn, ctxBox, quote));
-      const pdf = isPdf(hit.source) && hit.document_id;
-      const title = pdf
-        ? el('a', {
-          class: 'source', href: `${fileUrl(hit.document_id)}#page=${hit.page}`, target: '_blank', rel: 'noopener',
-          title: T.open_pdf, onclick: (ev) => openFile(ev, hit.document_id, hit.page, hit.source),
-        }, hit.source)
-        : el('a', { class: 'source', href: '#viewer', title: T.open_text, onclick: (ev) => openHit(ev, hit) },
-          hit.source);
-      const ranks = el('details', { class: 'ranks' }, el('summary', {}, T.ranks), rankList(hit.scores || {}));
-      return el('li', { class: 'hit' },
-        el('h3', {}, title),
-        el('p', { class: 'where' },
-          el('span', { class: 'label' }, T.page), ' ', String(hit.page),
-          hit.section ? [' · ', el('span', { class: 'label' }, T.section), ' ', hit.section] : null,
-          ' · ', el('span', { class: 'label' }, T.collection), ' ', hit.collection,
-          hit.ocr ? [' ', badge('OCR', hit.ocr.confidence != null ? String(hit.ocr.confidence) : null)] : null,
-          hit.stale ? [' ', badge(T.stale)] : null),
-        quote,
-        ctxBox,
-        el('div', { class: 'actions' },
-          ctxBtn,
-          pdf ? el('button', { type: 'button', class: 'quiet', onclick: (ev) => openHit(ev, hit) }, T.open_text) : null,
-          ranks));
+    const groups = new Map();
+    hits.forEach((hit, i) => {
+      const key = docKey(hit);
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(i);
     });
+    const items = [];
+    for (const idx of groups.values()) {
+      const [first, ...rest] = idx;
+      let more = null;
+      if (rest.length) {
+        const list = el('ol', { class: 'results nested' }, rest.map((j) => hitItem(hits[j], quotes, j)));
+        more = el('details', { class: 'more-hits' }, el('summary', {}, fmt('more_from_doc', { n: rest.length })), list);
+      }
+      items.push(hitItem(hits[first], quotes, first, more));
+    }
     $('results').replaceChildren(...items);
     return quotes;
   }
@@ -469,15 +618,17 @@
         const qs = hit.quote.char_start - c.char_start;
         const qe = hit.quote.char_end - c.char_start;
         parts.push(el('p', { class: 'ctx-hit' },
-          cps.slice(0, qs).join(''),
+          cps.slice(0, qs).join('').trimStart(),
           el('mark', { class: 'quote-mark' }, marked(hit.quote.text, hit.spans)),
-          cps.slice(qe).join('')));
+          cps.slice(qe).join('').trimEnd()));
       } else if (c.ord < (data.chunk ? data.chunk.ord : 0)) {
         const cut = c.page === hit.page ? Math.max(0, Math.min(cps.length, hit.char_start - c.char_start)) : cps.length;
-        parts.push(el('p', { class: 'ctx-near' }, cps.slice(0, cut).join('')));
+        const text = cps.slice(0, cut).join('').trim(); // no blank lines at the edges: they showed as a gap
+        if (text) parts.push(el('p', { class: 'ctx-near' }, text));
       } else {
         const from = c.page === hit.page ? Math.max(0, Math.min(cps.length, hit.char_end - c.char_start)) : 0;
-        parts.push(el('p', { class: 'ctx-near' }, cps.slice(from).join('')));
+        const text = cps.slice(from).join('').trim();
+        if (text) parts.push(el('p', { class: 'ctx-near' }, text));
       }
     }
     box.replaceChildren(...parts);
@@ -492,27 +643,44 @@
   let viewer = null;
   let viewerReturn = null;
 
+  const viewerState = (v) => ({
+    collection: v.collection, source: v.source, page: v.page, documentId: v.documentId, pageCount: v.pageCount,
+    start: v.start, end: v.end, quoteText: v.quoteText, spans: v.spans, from: v.from,
+  });
+
   function openHit(ev, hit) {
     ev.preventDefault();
     viewerReturn = ev.currentTarget;
     openViewer({
       collection: hit.collection, source: hit.source, page: hit.page, documentId: hit.document_id,
       start: hit.quote.char_start, end: hit.quote.char_end, spans: hit.spans, quoteText: hit.quote.text,
+      from: 'search',
     });
   }
 
-  async function openViewer(v) {
+  /* The page view of one page; `push`: a new history entry (Back returns), else the current one is replaced. */
+  async function openViewer(v, push = true) {
     viewer = v;
     clearError();
+    if (push) history.pushState({ view: 'viewer', viewer: viewerState(v) }, '', location.href);
+    else history.replaceState({ view: 'viewer', viewer: viewerState(v) }, '', location.href);
     show('viewer');
     $('viewer-heading').textContent = fmt('viewer_heading', { source: v.source, page: v.page });
     const text = $('viewer-text');
     text.replaceChildren(T.loading);
+    const pdf = isPdf(v.source) && !!v.documentId;
+    $('viewer-figure').hidden = !pdf;
+    $('viewer-text-heading').hidden = !pdf;
+    $('viewer-image').removeAttribute('src');
+    $('viewer-box').hidden = true;
+    $('viewer-caption').textContent = '';
     const original = $('viewer-original');
     original.hidden = !v.documentId;
     if (v.documentId) original.href = fileUrl(v.documentId) + (isPdf(v.source) ? '#page=' + v.page : '');
     $('viewer-prev').disabled = v.page <= 1;
     $('viewer-next').disabled = v.pageCount !== undefined && v.page >= v.pageCount;
+    const quoted = v.start !== undefined && v.start >= 0 && v.end > v.start;
+    if (pdf) drawPdfPage(v, quoted);
     let data;
     try {
       const [page, doc] = await Promise.all([
@@ -524,55 +692,162 @@
       data = page;
       if (doc) v.pageCount = doc.page_count;
     } catch (err) {
+      if (viewer !== v) return;
       text.replaceChildren();
+      $('viewer-figure').hidden = true;
+      $('viewer-next').disabled = true; // a page that is not there has no next one
+      if (err.status === 404) $('viewer-prev').disabled = true;
       showError(err);
       return;
     }
     if (viewer !== v) return;
     $('viewer-next').disabled = v.pageCount !== undefined && v.page >= v.pageCount;
     const cps = Array.from(data.text);
-    if (v.start !== undefined && v.start >= 0 && v.end > v.start && v.end <= cps.length) {
+    if (quoted && v.end <= cps.length) {
       const quote = cps.slice(v.start, v.end).join('');
       const mark = el('mark', { id: 'quote', class: 'quote-mark', tabindex: '-1', 'aria-label': T.quote_here },
         quote === v.quoteText ? marked(quote, v.spans) : quote);
-      text.replaceChildren(cps.slice(0, v.start).join(''), mark, cps.slice(v.end).join(''));
-      mark.scrollIntoView({ block: 'center' });
-      mark.focus({ preventScroll: true });
+      text.replaceChildren(cps.slice(0, v.start).join('').trimEnd(), mark, cps.slice(v.end).join('').trimStart());
+      if (!pdf) {
+        mark.scrollIntoView({ block: 'center' });
+        mark.focus({ preventScroll: true });
+      }
     } else {
       text.replaceChildren(data.text);
+      if (!pdf) $('viewer-heading').focus();
+    }
+  }
+
+  /* The PDF page drawn by the server with the quote marked; one focusable box around the passage. */
+  async function drawPdfPage(v, quoted) {
+    const q = quoted ? `&start=${Number(v.start)}&end=${Number(v.end)}` : '';
+    const wanted = Math.min(window.innerWidth, 1100) * (window.devicePixelRatio || 1);
+    const width = Math.min(2000, Math.max(600, Math.round(wanted)));
+    let data;
+    try {
+      data = await api(`/v1/documents/${Number(v.documentId)}/pages/${Number(v.page)}/image?width=${width}${q}`);
+    } catch (err) {
+      if (viewer !== v) return;
+      $('viewer-figure').hidden = true;
+      $('viewer-text-heading').hidden = true;
+      if (err.status !== 404) showError(err);
+      return;
+    }
+    if (viewer !== v) return;
+    const img = $('viewer-image');
+    img.alt = fmt('page_image_alt', { source: v.source, page: v.page });
+    img.width = data.width;
+    img.height = data.height;
+    await new Promise((resolve) => {
+      img.onload = resolve;
+      img.onerror = resolve;
+      img.src = data.image;
+    });
+    if (viewer !== v) return;
+    const box = $('viewer-box');
+    if (data.found && data.boxes.length) {
+      let [x0, y0, x1, y1] = [1, 1, 0, 0];
+      for (const [l, t, w, h] of data.boxes) {
+        x0 = Math.min(x0, l); y0 = Math.min(y0, t); x1 = Math.max(x1, l + w); y1 = Math.max(y1, t + h);
+      }
+      box.style.left = (100 * x0) + '%';
+      box.style.top = (100 * y0) + '%';
+      box.style.width = (100 * (x1 - x0)) + '%';
+      box.style.height = (100 * (y1 - y0)) + '%';
+      box.hidden = false;
+      box.scrollIntoView({ block: 'center' });
+      box.focus({ preventScroll: true });
+    } else {
+      box.hidden = true;
+      if (quoted) $('viewer-caption').textContent = T.page_image_missing;
       $('viewer-heading').focus();
     }
+    document.body.dataset.pageDrawn = String(v.page);
   }
 
   function viewerPage(delta) {
     if (!viewer) return;
     openViewer({
       collection: viewer.collection, source: viewer.source, page: viewer.page + delta,
-      documentId: viewer.documentId, pageCount: viewer.pageCount,
-    });
+      documentId: viewer.documentId, pageCount: viewer.pageCount, from: viewer.from,
+    }, false);
   }
 
+  /* Leaving the page view: back through history when the view is an entry of its own. */
   function viewerBack() {
-    show(viewerReturn && viewerReturn.closest('#browse-view') ? 'browse' : 'search');
+    if (history.state && history.state.view === 'viewer') history.back();
+    else closeViewer('search');
+  }
+
+  function closeViewer(to) {
+    viewer = null;
+    const back = to || (viewerReturn && viewerReturn.closest('#browse-view') ? 'browse' : 'search');
+    show(back);
     if (viewerReturn && document.contains(viewerReturn)) viewerReturn.focus();
+  }
+
+  /* Tabs are history entries too, so Back walks through what the person saw. */
+  function go(view) {
+    history.pushState({ view }, '', location.href);
+    show(view);
+  }
+
+  function onPopState(ev) {
+    const state = ev.state || { view: 'search' };
+    if (document.body.dataset.locked) return;
+    clearError();
+    if (state.view === 'viewer' && state.viewer) {
+      openViewer(state.viewer, false);
+    } else if (!$('viewer-view').hidden) {
+      closeViewer(state.view || 'search');
+    } else {
+      const known = state.view && $(state.view + '-view') && (state.view !== 'upload' || access.write);
+      show(known ? state.view : 'search');
+      if (state.view === 'browse') loadCollections().catch(showError);
+    }
   }
 
   // ---------------------------------------------------------------- browse
   const docs = { name: null, list: [], sort: 'source', dir: 1, open: new Set() };
 
+  const statuses = new Map(); // collection name → /status answer (failing files)
+
+  function stateCell(c) {
+    const st = statuses.get(c.name);
+    if (!st) return el('td', { 'data-label': T.col_state }, '');
+    if (!st.files_failing) return el('td', { 'data-label': T.col_state }, T.state_ok);
+    return el('td', { 'data-label': T.col_state },
+      el('button', { type: 'button', class: 'linkish failing', onclick: () => openDocuments(c.name) },
+        '⚠ ' + fmt('failing_count', { n: st.files_failing })));
+  }
+
   function renderCollectionsTable() {
     const tbody = document.querySelector('#collections-table tbody');
     if (!collections.length) {
-      tbody.replaceChildren(el('tr', {}, el('td', { colspan: '5' }, withCode(T.no_collections))));
+      tbody.replaceChildren(el('tr', {}, el('td', { colspan: '6' }, withCode(T.no_collections))));
       return;
     }
     tbody.replaceChildren(...collections.map((c) => el('tr', {},
-      el('th', { scope: 'row' },
+      el('th', { scope: 'row', 'data-label': T.col_name },
         el('button', { type: 'button', class: 'linkish', onclick: () => openDocuments(c.name) }, c.name)),
-      el('td', {}, T['lang_' + c.language] || c.language),
-      el('td', {}, c.embedder),
-      el('td', { class: 'num' }, String(c.document_count)),
-      el('td', { class: 'num' }, String(c.chunk_count)))));
+      el('td', { 'data-label': T.col_language }, T['lang_' + c.language] || c.language),
+      el('td', { 'data-label': T.col_embedder }, c.embedder),
+      el('td', { class: 'num', 'data-label': T.col_docs }, String(c.document_count)),
+      el('td', { class: 'num', 'data-label': T.col_chunks }, String(c.chunk_count)),
+      stateCell(c))));
+  }
+
+  /* Failing files of each collection (at most 50 collections asked, in parallel), then the table again. */
+  async function loadStatuses() {
+    await Promise.all(collections.slice(0, 50).map(async (c) => {
+      try {
+        statuses.set(c.name, await api(`/v1/collections/${enc(c.name)}/status`));
+      } catch (_) {
+        statuses.delete(c.name);
+      }
+    }));
+    renderCollectionsTable();
+    if (docs.name) renderProblems();
   }
 
   async function openDocuments(name) {
@@ -587,15 +862,47 @@
     Object.assign(docs, { name, list: data.documents, open: new Set() });
     $('documents-panel').hidden = false;
     $('documents-heading').textContent = fmt('documents_of', { name });
+    renderProblems();
     renderDocs();
     $('documents-heading').focus();
+    if (!statuses.has(name)) {
+      try {
+        statuses.set(name, await api(`/v1/collections/${enc(name)}/status`));
+        if (docs.name === name) renderProblems();
+      } catch (_) { /* the list of documents is what matters */ }
+    }
   }
 
+  /* The opened collection's failing files (with reasons) and its documents with warnings. */
+  function renderProblems() {
+    const st = statuses.get(docs.name);
+    const failing = (st && st.failing) || [];
+    const warned = docs.list.filter((d) => (d.warnings || []).length);
+    const out = [];
+    if (failing.length) {
+      out.push(el('h4', {}, T.failing_heading), el('ul', { class: 'failures', id: 'failing-files' },
+        failing.map((f) => el('li', {}, fileSentence(f.source, f.reason), ' ',
+          el('details', { class: 'tech' }, el('summary', {}, T.details),
+            el('p', {}, bareReason(f.source, f.reason)))))));
+    }
+    if (warned.length) {
+      out.push(el('h4', {}, T.warnings_heading), el('ul', { class: 'warnings', id: 'warned-docs' },
+        warned.map((d) => el('li', {}, d.source + ': ', (d.warnings || []).map(warningText).join('; ')))));
+    }
+    $('collection-problems').replaceChildren(...out);
+  }
+
+  const warningText = (w) => (typeof w === 'string' ? w : [w.page ? `p. ${w.page}` : '', w.message || w.warning
+    || JSON.stringify(w)].filter(Boolean).join(': '));
+
+  /* Folding for the path filter: Turkish İ/I/ı/i are one letter, so "I1040" finds "i1040nr.pdf" in any language. */
+  const fold = (text) => String(text).replace(/[İIı]/g, 'i').toLocaleLowerCase(LANG);
+
   function renderDocs() {
-    const filter = $('doc-filter').value.trim().toLocaleLowerCase(LANG);
+    const filter = fold($('doc-filter').value.trim());
     const key = docs.sort;
     const rows = docs.list
-      .filter((d) => !filter || d.source.toLocaleLowerCase(LANG).includes(filter))
+      .filter((d) => !filter || fold(d.source).includes(filter))
       .sort((a, b) => {
         const x = a[key] ?? '';
         const y = b[key] ?? '';
@@ -620,16 +927,16 @@
       const isOpen = docs.open.has(d.id);
       const warnings = d.warnings || [];
       out.push(el('tr', {},
-        el('th', { scope: 'row' },
+        el('th', { scope: 'row', 'data-label': T.doc_source },
           el('button', {
             type: 'button', class: 'linkish', 'aria-expanded': String(isOpen),
             onclick: () => { if (isOpen) docs.open.delete(d.id); else docs.open.add(d.id); renderDocs(); },
           }, d.source),
           warnings.length ? [' ', badge('⚠ ' + warnings.length, T.doc_warnings)] : null),
-        el('td', {}, d.title),
-        el('td', { class: 'num' }, String(d.page_count)),
-        el('td', { class: 'num' }, String(d.chunk_count)),
-        el('td', {}, (d.ingested_at || '').slice(0, 16))));
+        el('td', { 'data-label': T.doc_title }, d.title),
+        el('td', { class: 'num', 'data-label': T.doc_pages }, String(d.page_count)),
+        el('td', { class: 'num', 'data-label': T.doc_chunks }, String(d.chunk_count)),
+        el('td', { 'data-label': T.doc_ingested }, (d.ingested_at || '').slice(0, 16).replace('T', ' '))));
       if (isOpen) out.push(el('tr', { class: 'doc-detail' }, el('td', { colspan: '5' }, docDetail(d, warnings))));
     }
     tbody.replaceChildren(...out);
@@ -643,12 +950,10 @@
         onclick: (ev) => {
           viewerReturn = ev.currentTarget;
           openViewer({ collection: d.collection, source: d.source, page: p, documentId: d.id,
-            pageCount: d.page_count });
+            pageCount: d.page_count, from: 'browse' });
         },
       }, String(p))));
     }
-    const warningText = (w) => (typeof w === 'string' ? w : [w.page ? `p. ${w.page}` : '', w.message || w.warning
-      || JSON.stringify(w)].filter(Boolean).join(': '));
     return [
       el('p', { class: 'label' }, T.pages),
       el('ul', { class: 'pages' }, pages),
@@ -666,15 +971,16 @@
   async function deleteDoc(d) {
     if (!access.write || !window.confirm(fmt('confirm_delete', { source: d.source }))) return;
     clearError();
+    $('browse-status').textContent = '';
     try {
       await api(`/v1/collections/${enc(d.collection)}/documents/${encPath(d.source)}`, { method: 'DELETE' });
     } catch (err) {
       showError(err);
       return;
     }
-    setStatus(fmt('deleted', { source: d.source }));
     await loadCollections().catch(showError);
     await openDocuments(d.collection);
+    $('browse-status').textContent = fmt('deleted', { source: d.source }); // where the person is looking
   }
 
   // ---------------------------------------------------------------- upload
@@ -683,9 +989,19 @@
     if (!access.write) return;
     const name = $('up-collection').value.trim();
     const status = $('up-status');
+    clearError();
     $('up-failed').replaceChildren();
+    $('up-skipped').replaceChildren();
     const picked = [...$('up-files').files, ...$('up-folder').files];
-    const files = picked.filter((f) => EXTENSIONS.some((x) => f.name.toLowerCase().endsWith(x)));
+    const readable = (f) => EXTENSIONS.some((x) => f.name.toLowerCase().endsWith(x));
+    const files = picked.filter(readable);
+    const skipped = picked.filter((f) => !readable(f));
+    if (skipped.length) {
+      $('up-skipped').replaceChildren(el('p', { class: 'label' }, T.skipped_heading), el('ul', { class: 'skipped' },
+        skipped.map((f) => el('li', {}, fmt('skipped_file', {
+          source: f.webkitRelativePath || f.name, exts: EXTENSIONS.join(' '),
+        })))));
+    }
     if (!name) {
       status.textContent = T.upload_collection;
       $('up-collection').focus();
@@ -725,6 +1041,7 @@
     });
     xhr.addEventListener('load', async () => {
       done();
+      statuses.clear();
       let body = null;
       try {
         body = JSON.parse(xhr.responseText);
@@ -733,15 +1050,20 @@
       }
       if (xhr.status !== 200 && xhr.status !== 207) {
         status.textContent = '';
-        showError(new ApiError(xhr.status, (body && body.title) || T.error, (body && body.detail) || xhr.statusText));
+        showError(new ApiError(xhr.status, (body && body.title) || T.error, (body && body.detail) || xhr.statusText,
+          body));
+        $('up-files').value = '';
+        $('up-folder').value = '';
+        await loadCollections().catch(() => {});
         return;
       }
       status.textContent = fmt('upload_done', {
         added: body.added.length, updated: body.updated.length, unchanged: body.unchanged.length,
         failed: body.failed.length,
       });
-      $('up-failed').replaceChildren(...body.failed.map((f) =>
-        el('li', {}, fmt('upload_failed_file', { source: f.source, error: f.error || f.reason || '' }))));
+      $('up-failed').replaceChildren(...body.failed.map((f) => el('li', {}, fileSentence(f.source, f.error || f.reason),
+        ' ', el('details', { class: 'tech' }, el('summary', {}, T.details),
+          el('p', {}, bareReason(f.source, f.error || f.reason || ''))))));
       $('up-files').value = '';
       $('up-folder').value = '';
       await loadCollections().catch(showError);
@@ -776,10 +1098,27 @@
     for (const tab of document.querySelectorAll('.tab')) {
       tab.addEventListener('click', () => {
         clearError();
-        show(tab.dataset.view);
-        if (tab.dataset.view === 'browse') loadCollections().catch(showError);
+        const view = tab.dataset.view;
+        if (view === lastView && $('viewer-view').hidden) return;
+        go(view);
+        if (view === 'browse') {
+          $('browse-status').textContent = '';
+          loadCollections().then(loadStatuses).catch(showError);
+        }
       });
     }
+    window.addEventListener('popstate', onPopState);
+    document.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape' && !$('viewer-view').hidden && !ev.defaultPrevented) {
+        ev.preventDefault();
+        viewerBack();
+      }
+    });
+    const placeholder = () => {
+      $('q').placeholder = PHONE.matches ? T.search_placeholder_short : T.search_placeholder;
+    };
+    placeholder();
+    PHONE.addEventListener('change', placeholder);
     if ($('write-sign-in')) $('write-sign-in').addEventListener('click', () => askToken('write'));
     if ($('upload-form')) $('upload-form').addEventListener('submit', upload);
     $('sign-out').addEventListener('click', async () => {
@@ -802,14 +1141,14 @@
       showError(err);
       return;
     }
-    if (wanted.length) {
-      for (const box of document.querySelectorAll('#collection-boxes input')) box.checked = wanted.includes(box.value);
-      $('all-collections').checked = !selectedCollections();
-    }
+    if (wanted.length) choose(wanted);
     saveState();
+    const state = history.state;
+    if (!state || !state.view) history.replaceState({ view: 'search' }, '', location.href);
     document.body.dataset.ready = '1';
     if ($('q').value.trim()) runSearch();
     else $('q').focus();
+    if (state && state.view === 'viewer' && state.viewer) openViewer(state.viewer, false); // a reload in the page view
   }
 
   start();

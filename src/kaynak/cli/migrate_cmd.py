@@ -1,0 +1,128 @@
+"""``kaynak migrate``: upgrade the database's schema with an estimate, a progress bar and a backup offered first."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _describe(st: dict[str, Any]) -> str:
+    if not st["pending"]:
+        return f"schema version {st['version']}: up to date"
+    lines = [f"schema version {st['version']}, this kaynak needs {st['latest']}; pending:"]
+    for m in st["pending"]:
+        rows = f" (rewrites about {m['rows_to_rewrite']:,} rows)" if m["rows_to_rewrite"] else ""
+        under_way = (
+            f" — under way, {st['in_progress'][str(m['version'])]['batches']} batches done"
+            if str(m["version"]) in st["in_progress"]
+            else ""
+        )
+        lines.append(f"  {m['version']}: {m['name']}{rows}{under_way}")
+    lines.append(f"estimated time: about {max(1, round(st['estimated_seconds']))} s")
+    return "\n".join(lines)
+
+
+@app.command("migrate")
+def migrate_cmd(
+    status_only: Annotated[
+        bool, typer.Option("--status", help="Only show the schema version and what is pending.")
+    ] = False,
+    backup: Annotated[
+        Path | None, typer.Option("--backup", help="Back up to this file first (kaynak backup), then upgrade.")
+    ] = None,
+    no_backup: Annotated[bool, typer.Option("--no-backup", help="Upgrade without offering a backup.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Upgrade the database to this kaynak's schema: pending migrations with an estimate, then a progress bar.
+
+    Data-rewriting migrations commit in batches: stop them at any time (Ctrl-C) and run kaynak migrate again to
+    resume where they stopped. Before one runs you are offered a backup (--backup FILE takes it, --no-backup
+    skips the question). Stop other kaynak processes on this database first.
+
+    Examples:
+
+      kaynak migrate --status
+
+      kaynak migrate --backup ~/kaynak-before-upgrade.dump
+    """
+    ctx = make_context()
+    st = ctx.migration_status()
+    if not st["ok"]:
+        with errors_handled():
+            from kaynak.errors import DatabaseUnavailable
+
+            raise DatabaseUnavailable(st["error"])
+    if status_only:
+        print_json(st) if json_out else console.print(_describe(st), highlight=False)
+        ctx.close()
+        return
+    if st["version"] > st["latest"]:
+        with errors_handled():
+            from kaynak.errors import SchemaTooNew
+
+            raise SchemaTooNew(
+                f"the database has schema version {st['version']}, written by a newer kaynak; this kaynak reads "
+                f"version {st['latest']} and never downgrades a database"
+            )
+    if not st["pending"]:
+        print_json({**st, "applied": []}) if json_out else console.print(_describe(st), highlight=False)
+        return
+    if not json_out:
+        console.print(_describe(st), highlight=False)
+    rewrites = any(m["rows_to_rewrite"] for m in st["pending"]) and st["version"] > 0
+    if rewrites and backup is None and not no_backup:
+        if sys.stdin.isatty():
+            answer = typer.prompt("back up the database first? file to write (empty: no backup)", default="")
+            backup = Path(answer).expanduser() if answer.strip() else None
+        else:
+            err_console.print("note: no backup taken (pass --backup FILE to take one first)", highlight=False)
+    s = ctx.settings
+    from kaynak.store.server import resolve_url
+
+    with errors_handled():
+        url = resolve_url(s.database_url, s.data_dir)
+        if backup is not None:
+            from kaynak import backup as backups
+
+            made = backups.backup(url, backup, data_dir=None if s.database_url else s.data_dir)
+            err_console.print(f"backed up to {made['file']} ({made['bytes'] / 1e6:.1f} MB)", highlight=False)
+        started = time.monotonic()
+        applied = _run_with_progress(url, quiet=json_out)
+    seconds = round(time.monotonic() - started, 1)
+    if json_out:
+        print_json({**ctx.migration_status(), "applied": applied, "seconds": seconds})
+    else:
+        console.print(f"applied migrations {', '.join(map(str, applied)) or 'none'} in {seconds} s", highlight=False)
+
+
+def _run_with_progress(url: str, quiet: bool) -> list[int]:
+    from kaynak.store.upgrade import migrate
+
+    if quiet:
+        return migrate(url)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    ) as bar:
+        tasks: dict[int, TaskID] = {}
+
+        def progress(m: Any, done: int, total: int) -> None:
+            if m.version not in tasks:
+                tasks[m.version] = bar.add_task(f"migration {m.version}", total=max(total, 1))
+            bar.update(tasks[m.version], completed=min(done, max(total, 1)))
+
+        return migrate(url, progress=progress)

@@ -1,0 +1,134 @@
+-- Migration 6: frozen. The SQL this migration ran when it shipped, byte for byte (function bodies keep their
+-- whitespace); never edit it: add a migration instead. tests/test_migrations.py pins its SHA-256.
+
+        CREATE FUNCTION kaynak_bm25_top(
+            p_collection bigint, p_lexemes text[], p_k int, p_k1 float8, p_b float8, p_documents bigint[],
+            p_min_postings int DEFAULT 8000, p_seed_postings int DEFAULT 2000, p_split float8 DEFAULT 0.5
+        ) RETURNS TABLE (chunk_id text, score float8)
+        LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+        #variable_conflict use_column
+        DECLARE
+            v_n float8;
+            v_avgdl float8;
+            v_lex text[];      -- the query's known lexemes, highest bound first
+            v_idf float8[];
+            v_ub float8[];
+            v_df int[];
+            v_rest float8[];   -- v_rest[i]: sum of the bounds of terms i.. (v_rest[count + 1] = 0)
+            v_count int;
+            v_seed int := 1;   -- terms 1..v_seed give the first candidates, from which θ is taken
+            v_i int;           -- terms 1..v_i are read in full; the others only probed
+            v_theta float8;
+            v_eps float8;
+            v_ids text[];
+            v_part float8[];
+            v_rest_df bigint;
+        BEGIN
+            SELECT sum(d.chunk_count)::float8,
+                   greatest(sum(d.token_count)::float8 / greatest(sum(d.chunk_count), 1), 1.0)
+              INTO v_n, v_avgdl
+              FROM documents d WHERE d.collection_id = p_collection;
+            IF v_n IS NULL THEN
+                RETURN;
+            END IF;
+            SELECT array_agg(t.lexeme ORDER BY t.ub DESC, t.lexeme), array_agg(t.idf ORDER BY t.ub DESC, t.lexeme),
+                   array_agg(t.ub ORDER BY t.ub DESC, t.lexeme), array_agg(t.df ORDER BY t.ub DESC, t.lexeme)
+              INTO v_lex, v_idf, v_ub, v_df
+              FROM (SELECT s.lexeme, s.df, x.idf,
+                           x.idf * s.max_tf * (p_k1 + 1)
+                               / (s.max_tf + p_k1 * (1 - p_b + p_b * s.min_dl / v_avgdl)) AS ub
+                      FROM lexeme_stats s
+                      CROSS JOIN LATERAL (SELECT ln(1 + (v_n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) AS idf) x
+                     WHERE s.collection_id = p_collection AND s.lexeme = ANY(p_lexemes) AND s.df > 0) t;
+            v_count := coalesce(array_length(v_lex, 1), 0);
+            IF v_count = 0 THEN
+                RETURN;
+            END IF;
+            v_rest := array_fill(0::float8, ARRAY[v_count + 1]);
+            FOR j IN REVERSE v_count..1 LOOP
+                v_rest[j] := v_rest[j + 1] + v_ub[j];
+            END LOOP;
+            v_eps := 1e-9 * v_rest[1];  -- slack for the last bits of floating-point sums: never prune a tie
+            IF (SELECT sum(x) FROM unnest(v_df) x) <= p_min_postings THEN
+                v_seed := v_count;  -- few postings in all: one plain read is cheaper than pruning
+            END IF;
+
+            -- 1. θ, a lower bound of the k-th best score: the rarest terms (up to p_seed_postings postings) give
+            --    candidates; the 4k best of them by partial score are scored fully (primary-key probes for the
+            --    other terms), and the k-th best of those real scores is θ (0 while fewer than k chunks match).
+            WHILE v_seed < v_count
+                  AND v_df[v_seed + 1] + (SELECT sum(x) FROM unnest(v_df[1:v_seed]) x) <= p_seed_postings LOOP
+                v_seed := v_seed + 1;
+            END LOOP;
+            IF v_seed < v_count THEN
+                SELECT min(f.s) INTO v_theta FROM (
+                    SELECT top.s + coalesce(e.s, 0) AS s
+                      FROM (SELECT p.chunk_id, sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS s
+                              FROM postings p
+                             WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_seed])
+                               AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                             GROUP BY p.chunk_id ORDER BY s DESC LIMIT 4 * p_k) top
+                      CROSS JOIN LATERAL (
+                            SELECT sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS s FROM postings p
+                             WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_seed + 1:])
+                               AND p.chunk_id = top.chunk_id) e
+                     ORDER BY 1 DESC LIMIT p_k) f
+                 HAVING count(*) >= p_k;
+            END IF;
+            v_theta := coalesce(v_theta, 0);  -- no θ (fewer than k matches, or no pruning): every term is read
+
+            -- 2. Read in full only the terms that can still matter: the fewest highest-bound terms whose
+            --    remaining bounds add up to less than p_split · θ. Any split below θ is exact (a chunk with none
+            --    of them cannot reach θ); a smaller one reads more postings but leaves far fewer candidates.
+            v_i := 1;
+            WHILE v_i < v_count AND v_rest[v_i + 1] >= p_split * v_theta - v_eps LOOP
+                v_i := v_i + 1;
+            END LOOP;
+            IF v_i = v_count THEN
+                RETURN QUERY
+                SELECT p.chunk_id, sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS score
+                  FROM postings p
+                 WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex)
+                   AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                 GROUP BY p.chunk_id
+                 ORDER BY 2 DESC, p.chunk_id COLLATE "C"
+                 LIMIT p_k;
+                RETURN;
+            END IF;
+
+            -- 3. Candidates: chunks of those terms whose partial score plus the other terms' bounds reaches θ;
+            --    the other terms are probed per candidate, or read once when that is cheaper.
+            SELECT array_agg(c.chunk_id), array_agg(c.s) INTO v_ids, v_part
+              FROM (SELECT p.chunk_id, sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS s
+                      FROM postings p
+                     WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[1:v_i])
+                       AND (p_documents IS NULL OR p.document_id = ANY(p_documents))
+                     GROUP BY p.chunk_id) c
+             WHERE c.s + v_rest[v_i + 1] >= v_theta - v_eps;
+            IF v_ids IS NULL THEN
+                RETURN;
+            END IF;
+            SELECT sum(x) INTO v_rest_df FROM unnest(v_df[v_i + 1:]) x;
+            RAISE DEBUG 'kaynak_bm25_top seed % theta % essential % of % candidates % rest_df %',
+                v_seed, v_theta, v_i, v_count, cardinality(v_ids), v_rest_df;
+            IF cardinality(v_ids) * 12 < v_rest_df THEN  -- a probe costs about as much as reading 12 postings
+                RETURN QUERY
+                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
+                  CROSS JOIN LATERAL (
+                        SELECT sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS s FROM postings p
+                         WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                           AND p.chunk_id = c.chunk_id) e
+                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                 LIMIT p_k;
+            ELSE
+                RETURN QUERY
+                SELECT c.chunk_id, c.s + coalesce(e.s, 0) AS score
+                  FROM unnest(v_ids, v_part) AS c(chunk_id, s)
+                  LEFT JOIN (SELECT p.chunk_id, sum(v_idf[array_position(v_lex, p.lexeme)] * p.tf * (p_k1 + 1) / (p.tf + p_k1 * (1 - p_b + p_b * p.dl / v_avgdl))) AS s FROM postings p
+                              WHERE p.collection_id = p_collection AND p.lexeme = ANY(v_lex[v_i + 1:])
+                              GROUP BY p.chunk_id) e ON e.chunk_id = c.chunk_id
+                 ORDER BY 2 DESC, c.chunk_id COLLATE "C"
+                 LIMIT p_k;
+            END IF;
+        END $$;
