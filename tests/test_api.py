@@ -127,6 +127,13 @@ def test_search_get_and_post(http: httpx.Client, seeded: str) -> None:
     assert hits[0]["quote"]["text"] in "Kat malikleri kurulu her yıl ocak ayında toplanır."
     for key in ("chunk_id", "collection", "title", "section", "score", "scores", "char_start", "char_end", "text"):
         assert key in hits[0]
+    assert r.json()["no_good_match"] is False and hits[0]["match"]["label"] in ("strong", "partial")
+    assert 0 <= hits[0]["match"]["probability"] <= 1
+    grouped = http.get("/v1/search", params={"q": "kat malikleri", "collections": seeded, "group_by": "document"})
+    assert grouped.status_code == 200, grouped.text
+    sources = [h["source"] for h in grouped.json()["hits"]]
+    assert len(sources) == len(set(sources))
+    assert_problem(http.get("/v1/search", params={"q": "kat", "group_by": "page"}), 422, "group_by")
     p = http.post("/v1/search", json={"q": "kat malikleri ne zaman toplanır", "collections": [seeded], "k": 3})
     assert p.status_code == 200, p.text
     assert [h["chunk_id"] for h in p.json()["hits"]] == [h["chunk_id"] for h in hits]
@@ -143,7 +150,7 @@ def test_search_get_and_post(http: httpx.Client, seeded: str) -> None:
         )
         assert g.status_code == 200 and g.json()["hits"][0]["source"] == "notes/boiler.txt", g.text
     none = http.get("/v1/search", params={"q": "boiler", "collections": seeded, "meta": "kind=other"})
-    assert none.status_code == 200 and none.json()["hits"] == []
+    assert none.status_code == 200 and none.json()["hits"] == [] and none.json()["no_good_match"] is True
     assert_problem(http.get("/v1/search", params={"q": "boiler", "meta": "novalue"}), 400, "KEY=VALUE")
 
 
@@ -152,6 +159,9 @@ def test_browse(http: httpx.Client, seeded: str) -> None:
     mine = next(c for c in cols if c["name"] == seeded)
     assert (mine["document_count"], mine["chunk_count"], mine["language"]) == (2, 3, "turkish")
     assert http.get(f"/v1/collections/{seeded}").json()["name"] == seeded
+    # the languages its documents are written in, whatever its search configuration (issue 27)
+    assert isinstance(mine["document_languages"], list), mine  # these documents are too short to tell
+    assert http.get(f"/v1/collections/{seeded}").json()["document_languages"] == mine["document_languages"]
     docs = http.get(f"/v1/collections/{seeded}/documents", params={"prefix": "hukuk/"}).json()["documents"]
     assert [d["source"] for d in docs] == ["hukuk/aidat.md"]
     doc = http.get(f"/v1/collections/{seeded}/documents/hukuk/aidat.md").json()

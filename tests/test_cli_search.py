@@ -51,11 +51,16 @@ def test_search_json(env: dict[str, str], collection: Collection) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["mode"] == "keyword" and data["query"] == "IĞDIR"
+    assert data["mode"] == "keyword" and data["query"] == "IĞDIR" and data["no_good_match"] is False
     assert [h["source"] for h in data["hits"]] == ["hukuk/kanun.txt"]
     hit = data["hits"][0]
     assert hit["page"] == 2 and hit["quote"]["text"].startswith("Iğdır")
     assert hit["scores"]["keyword_rank"] == 1 and hit["scores"]["vector"] is None
+    assert hit["match"]["label"] in ("strong", "partial")
+    grouped = runner.invoke(app, ["search", "kat", "-c", collection.name, "--group-by", "document", "--json"])
+    assert grouped.exit_code == 0, grouped.output
+    sources = [h["source"] for h in json.loads(grouped.stdout)["hits"]]
+    assert len(sources) == len(set(sources))
 
 
 def test_matched_words_highlighted_on_a_terminal(

@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "chunking": 0,
     "quotes": 0,
     "fusion": 0,
+    "match": 0,
+    "syntax": 0,
     "structure": 0,
     "access": 0,
     # 1: engines and storage

@@ -79,6 +79,13 @@ async def exercise(client: Client, collection: str) -> dict[str, Any]:
     )
     assert not result.is_error, result.content
     hits = result.structured_content["hits"]
+    assert result.structured_content["no_good_match"] is False
+    assert hits[0]["match"]["label"] in ("strong", "partial")
+    grouped = await client.call_tool(
+        "search", {"query": "kat malikleri", "collections": [collection], "k": 5, "group_by": "document"}
+    )
+    sources = [h["source"] for h in grouped.structured_content["hits"]]
+    assert sources and len(sources) == len(set(sources))
     context = await client.call_tool("read_context", {"chunk_id": hits[0]["chunk_id"], "before": 1, "after": 1})
     cols = await client.call_tool("list_collections", {})
     return {

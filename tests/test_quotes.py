@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import re
 
-from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes, sentence_spans
+from kaynak.quotes import (
+    MAX_QUOTE_CHARS,
+    asked_type,
+    highlight_spans,
+    holds_type,
+    quotes_and_matches,
+    select_quotes,
+    sentence_spans,
+)
 from kaynak.store import Store
 from kaynak.text import tr_lower
 
@@ -107,3 +115,33 @@ def test_turkish_stems_with_the_store(store: Store) -> None:
     assert text[s:e].startswith("Iğdır ilinde")
     [spans] = highlight_spans([text], query, lambda t: store.lexemes_of("turkish", t))
     assert [text[a:b] for a, b in spans] == ["Iğdır"]
+
+
+def test_rare_terms_weigh_more_than_common_ones() -> None:
+    filler = "Nothing to see in this sentence at all, it only fills the chunk up. " * 4
+    common = "The team played the game in the city on a cold day. "
+    rare = "Kuechly led the team in tackles. "
+    text = common + filler + rare
+    query = {"team", "game", "city", "kuechly"}
+    [(s, e)] = quotes_and_matches([text], query, words_of)[0]
+    assert "Kuechly" not in text[s:e]  # by count, the common sentence (three terms) wins
+    spans, matched = quotes_and_matches(
+        [text], query, words_of, weights={"team": 0.1, "game": 0.2, "city": 0.3, "kuechly": 5.0}
+    )
+    (s, e) = spans[0]
+    assert "Kuechly led the team" in text[s:e] and len(text[s:e]) <= MAX_QUOTE_CHARS
+    assert matched == [query]  # every query term the chunk holds, wherever (match strength's coverage)
+
+
+def test_the_kind_of_answer_asked_for() -> None:
+    assert asked_type("Varşova borsası ne zaman yeniden açıldı?") == "date"
+    assert asked_type("Panthers savunması kaç sayı bıraktı?") == "number"
+    assert asked_type("Who founded the company?") == "person" and asked_type("Kimya nedir?") is None
+    assert holds_type("It reopened in April 1991.", "date", set())
+    assert holds_type("They allowed 308 points.", "number", set())
+    assert holds_type("The record was held by John Elway.", "person", {"record"})
+    assert not holds_type("the record was held by nobody.", "person", set())
+    filler = "Nothing to see in this sentence at all, it only fills the chunk up. " * 5
+    text = "The exchange was closed for years. " + filler + "The exchange reopened in April 1991. "
+    [(s, e)] = quotes_and_matches([text], {"exchange"}, words_of, question="When did the exchange reopen?")[0]
+    assert "1991" in text[s:e]

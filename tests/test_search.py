@@ -28,7 +28,7 @@ from kaynak.types import Chunk, Collection, Page
 from kaynak.vocabulary import MAX_QUERY_CHARS
 
 HASH = HashEmbedder()
-SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rrf", "rerank"}
+SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rrf", "rerank", "coverage"}
 
 
 def factory(name: str) -> HashEmbedder:
@@ -537,3 +537,74 @@ def test_cross_language_rule_fuses_vector_only(store: Store) -> None:
     finally:
         store.delete_collection(mixed.name)
         store.delete_collection(tr_only.name)
+
+
+def test_a_small_collection_is_not_buried_under_a_large_one(store: Store) -> None:
+    """Per-collection BM25 statistics give a one-document collection low IDFs: its best keyword match scores far
+    below a large collection's, and the merged top k left it out. Each collection's scores as shares of its own
+    best keep it in (issue 27; the search passes per_collection=True)."""
+    suffix = uuid.uuid4().hex[:8]
+    big = store.create_collection(f"s_big_{suffix}", "turkish", "hash", HASH.dim)
+    note = store.create_collection(f"s_note_{suffix}", "turkish", "hash", HASH.dim)
+    en = store.create_collection(f"s_en_big_{suffix}", "english", "hash", HASH.dim)
+    try:
+        words = ["toplantı", "yönetici", "kurul", "karar", "süre", "gider", "pay", "bina", "kat", "malik"]
+        paragraphs = [
+            f"Madde {i}: {words[i % 10]} ve {words[(i * 3) % 10]} hakkında kurul karar verir."
+            + (" Bu süre altı aya kadar uzatılabilir." if i % 10 == 0 else "")
+            for i in range(60)
+        ]
+        add_doc(store, big, "kanun.txt", ["\n\n".join(paragraphs)])
+        add_doc(
+            store, en, "manual.txt", ["\n\n".join(f"Section {i}: the pump runs until it stops." for i in range(40))]
+        )
+        add_doc(store, note, "aidat.txt", ["Aidat aylık 750 TL olarak belirlenmiştir."])
+        cols, lexemes = [big, note], store.query_lexemes("turkish", "aidat ne kadar")
+        for pruned in (True, False):
+            raw = store.keyword_search(cols, None, 3, "bm25", lexemes=lexemes, pruned=pruned)
+            assert len(raw) == 3 and all(store.get_chunks([cid])[cid].source == "kanun.txt" for cid, _ in raw)
+            fair = store.keyword_search(cols, None, 3, "bm25", lexemes=lexemes, pruned=pruned, per_collection=True)
+            sources = {store.get_chunks([cid])[cid].source: score for cid, score in fair}
+            assert sources.get("aidat.txt") == pytest.approx(1.0) and sources["kanun.txt"] == pytest.approx(1.0)
+        ts = store.keyword_search(cols, None, 10, "ts_rank_cd", lexemes=lexemes, per_collection=True)
+        assert max(score for _, score in ts) == pytest.approx(1.0) and len(ts) == 7
+        # one collection: the scores are BM25's own
+        assert store.keyword_search([big], None, 3, "bm25", lexemes=lexemes, per_collection=True) == (
+            store.keyword_search([big], None, 3, "bm25", lexemes=lexemes)
+        )
+        svc = make_service(store, note.name)
+        together = svc.search("aidat ne kadar", [big.name, en.name, note.name], k=10)
+        assert "aidat.txt" in [h.source for h in together]
+        assert all(0 < h.scores["keyword"] <= 1 for h in together if h.scores["keyword"] is not None)  # type: ignore[operator]
+    finally:
+        for c in (big, note, en):
+            store.delete_collection(c.name)
+
+
+def test_highlights_in_a_simple_collection_follow_english_and_turkish_words(store: Store) -> None:
+    """A `simple` collection has no stemming or stop words: highlighting matches words as English and as Turkish
+    do, so "a" and "from" are not marked and "hyphenated" marks "hyphenation" (issue 27)."""
+    col = store.create_collection(f"s_simple_{uuid.uuid4().hex[:8]}", "simple", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "help.txt", ["Hyphenation from a word can be turned off. Kat malikleri kurulu toplanır."])
+        svc = make_service(store, col.name)
+        hits = svc.search("How do I stop a word from being hyphenated? kurul toplantısı", k=1)
+        [spans] = svc.highlights("How do I stop a word from being hyphenated? kurul toplantısı", hits)
+        marked = {hits[0].quote.text[a:b].lower() for a, b in spans}
+        assert "hyphenation" in marked and "word" in marked and "kurulu" in marked
+        assert not marked & {"a", "from", "can", "be"}
+    finally:
+        store.delete_collection(col.name)
+
+
+def test_a_collection_says_which_languages_its_documents_are_in(store: Store) -> None:
+    col = store.create_collection(f"s_mixed_{uuid.uuid4().hex[:8]}", "english", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "tr.txt", TR_DOC)
+        add_doc(store, col, "en.txt", EN_DOC)
+        svc = make_service(store, col.name)
+        assert svc.document_languages([col.name]) == {col.name: ["english", "turkish"]}
+        assert svc.document_languages()[col.name] == ["english", "turkish"]
+        assert svc.get_collection(col.name).language == "english"  # its search configuration is one language
+    finally:
+        store.delete_collection(col.name)

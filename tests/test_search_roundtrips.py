@@ -26,6 +26,7 @@ from kaynak.search import SearchResults, SearchService
 from kaynak.store import Store
 from kaynak.store import endpoint as endpoint_module
 from kaynak.structure import article_refs, promote_matching
+from kaynak.syntax import parse_query
 from kaynak.types import Chunk, Collection, Page
 from roundtrips import RoundTrips
 from test_search import EN_DOC, HASH, TR_DOC, add_doc, make_service
@@ -41,7 +42,9 @@ def reference_search(svc: SearchService, query: str, collections: object, mode: 
     plan, legs = svc.legs(query, collections, mode, k)  # type: ignore[arg-type]
     fused = svc.fuse(plan, legs)
     refs = article_refs(query)
-    records = svc.store.get_chunks([f.id for f in (fused if refs else fused[:k])])
+    syntax = parse_query(query)
+    records = svc.store.get_chunks([f.id for f in (fused if refs or syntax.restricts else fused[:k])])
+    fused = [f for f in fused if f.id not in records or syntax.admits(records[f.id].text)]
     if refs:
         fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
     top = [f for f in fused[:k] if f.id in records]

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -61,6 +61,7 @@ def _hit_for_model(hit: dict[str, Any]) -> dict[str, Any]:
         "collection": hit.get("collection"),
         "ocr": hit.get("ocr"),
         "stale": hit.get("stale", False),
+        "match": hit.get("match"),
         "chunk_id": hit.get("chunk_id"),
         "score": hit.get("score"),
         "scores": hit.get("scores", {}),
@@ -201,26 +202,35 @@ def _add_search_tools(server: MCPServer, call: Callable[..., Any], read_only: An
         source_prefix: Annotated[
             str | None, Field(description="Only documents whose source path starts with this (e.g. 'contracts/').")
         ] = None,
+        group_by: Annotated[
+            Literal["chunk", "document"] | None,
+            Field(description="'document': only each document's best passage (one hit per file)."),
+        ] = None,
     ) -> dict[str, Any]:
         """Find the passages in the user's documents that answer a question.
 
-        Returns {"hits": [...]}, best first. Each hit has `quote` (a verbatim sentence window of at most ~320
-        characters: quote it exactly), `source` (file path), `title`, `page` (1-based), `section` (heading path or
-        null), `collection`, `chunk_id` (pass it to read_context for the text around the hit), `score` and
-        per-retriever `scores` (vector/keyword ranks), `text` (the whole chunk the quote comes from), and `ocr`
-        (null, or {"confidence": 0–100} when the page is a scan read by OCR: say so when quoting, since the text
-        may hold misread letters), and `stale` (true when the file changed on disk after it was indexed: the quote
-        may no longer be in it; say so). An empty
+        Returns {"hits": [...], "no_good_match": bool}, hits best first. `no_good_match: true` means no hit is
+        likely to answer: tell the user the documents do not seem to say, instead of answering from the hits.
+        Each hit's `match` is {"probability": 0–1, "label": "strong" | "partial" | "weak"}: how likely that
+        passage answers (weak: probably not; do not present it as the answer). `"exact phrase"` in the query
+        requires the phrase, `-word` excludes passages with the word. Each hit has `quote` (a verbatim sentence
+        window of at most ~320 characters: quote it exactly), `source` (file path), `title`, `page` (1-based),
+        `section` (heading path or null), `collection`, `chunk_id` (pass it to read_context for the text around
+        the hit), `score` and per-retriever `scores` (vector/keyword ranks), `text` (the whole chunk the quote
+        comes from), and `ocr` (null, or {"confidence": 0–100} when the page is a scan read by OCR: say so when
+        quoting, since the text may hold misread letters), and `stale` (true when the file changed on disk after
+        it was indexed: the quote may no longer be in it; say so). An empty
         list means nothing matched: rephrase, try the other language, or check list_collections.
         """
         filters = {"source_prefix": source_prefix} if source_prefix else None
 
-        def run(s: SearchService) -> list[dict[str, Any]]:
+        def run(s: SearchService) -> dict[str, Any]:
             selected = parse_collections(collections)  # "a,b", ["a", "b"] or "*", as on every face
-            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters)
-            return [_hit_for_model(h.to_dict()) for h in hits]
+            hits = s.search(query, collections=selected, mode=mode, k=k, filters=filters, group_by=group_by)
+            return {"hits": [_hit_for_model(h.to_dict()) for h in hits], "no_good_match": hits.no_good_match}
 
-        return {"hits": call(run, query, collections, source_prefix)}
+        out: dict[str, Any] = call(run, query, collections, source_prefix)
+        return out
 
     @server.tool(title="List collections", annotations=read_only)
     def list_collections() -> dict[str, Any]:

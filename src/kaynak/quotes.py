@@ -15,7 +15,7 @@ into the page. Texts are never altered: ``text[start:end]`` is the quote.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kaynak.chunking import split_sentences
 
@@ -24,6 +24,32 @@ MAX_QUOTE_CHARS = 320
 LexemesOf = Callable[[list[str]], list[set[str]]]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NAME = re.compile(r"[^\W\d_][\w'’]*", re.UNICODE)
+ANSWER_BONUS = 0.5  # a window holding the kind of answer asked for gains this share of the mean term weight
+_ASKS = {
+    "date": re.compile(
+        r"\b(ne zaman|hangi yıl|hangi tarih|hangi yüzyıl|kaç yılında|when|what year|which year|what date|"
+        r"what century|what decade|in what year)",
+        re.IGNORECASE,
+    ),
+    "number": re.compile(
+        r"\b(kaç|ne kadar|yüzde kaç|how many|how much|how long|how old|how far|how large|how big|how tall|"
+        r"what percentage|what percent)",
+        re.IGNORECASE,
+    ),
+    "person": re.compile(r"\b(kim|kimdir|kimin|kime|kimi|kimler|who|whom|whose)\b", re.IGNORECASE),
+}
+_NUMBER = re.compile(
+    r"\d|\b(bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on|yirmi|otuz|kırk|elli|yüz|bin|milyon|milyar|one|two|"
+    r"three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|"
+    r"billion|dozen)\b",
+    re.IGNORECASE,
+)
+_DATE = re.compile(
+    r"\b(1\d{3}|20\d{2})|\b(ocak|şubat|mart|nisan|mayıs|haziran|temmuz|ağustos|eylül|ekim|kasım|aralık|january|"
+    r"february|march|april|may|june|july|august|september|october|november|december|yüzyıl|century)",
+    re.IGNORECASE,
+)
 
 Span = tuple[int, int]
 
@@ -50,18 +76,58 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
     return [m.span() for m in _WORD.finditer(text, start, len(text) if end is None else end)]
 
 
-def _best_window(spans: Sequence[Span], lex: Sequence[set[str]], query: set[str], max_chars: int) -> tuple[int, int]:
-    """Indices (i, j) of the best window spans[i..j] (inclusive); may be one over-long sentence."""
+def asked_type(question: str) -> str | None:
+    """What kind of answer a question asks for — ``number``, ``date``, ``person`` — from its question words
+    (Turkish and English), or None."""
+    for kind, pattern in _ASKS.items():
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def holds_type(sentence: str, kind: str | None, question_words: set[str]) -> bool:
+    """Whether ``sentence`` holds something of the ``kind`` a question asks for (a number, a date, a name that is
+    not one of the question's own words)."""
+    if kind == "number":
+        return bool(_NUMBER.search(sentence))
+    if kind == "date":
+        return bool(_DATE.search(sentence))
+    if kind == "person":
+        words = _NAME.findall(sentence)
+        return any(fold_word(w) not in question_words for w in words[1:] if w[:1].isupper())
+    return False
+
+
+def fold_word(word: str) -> str:
+    return word.replace("I", "ı").replace("İ", "i").lower()
+
+
+def _best_window(
+    spans: Sequence[Span],
+    lex: Sequence[set[str]],
+    query: set[str],
+    max_chars: int,
+    weights: Mapping[str, float] | None = None,
+    typed: Sequence[bool] | None = None,
+) -> tuple[int, int]:
+    """Indices (i, j) of the best window spans[i..j] (inclusive); may be one over-long sentence. A window scores
+    the weights of the query lexemes it holds (1 each without ``weights``), plus ``ANSWER_BONUS`` of the mean
+    weight when one of its sentences holds the kind of answer the question asks for (``typed``)."""
     best: tuple[int, int] = (0, 0)
-    best_key: tuple[int, int, int] | None = None
+    best_key: tuple[float, int, int] | None = None
+    w = weights or {}
+    bonus = ANSWER_BONUS * (sum(w.get(t, 1.0) for t in query) / len(query)) if query else 0.0
     for i in range(len(spans)):
         matched: set[str] = set()
+        has_type = False
         for j in range(i, len(spans)):
             length = spans[j][1] - spans[i][0]
             if length > max_chars and j > i:
                 break
             matched |= lex[j] & query
-            key = (len(matched), 1 if length <= max_chars else 0, -length)
+            has_type = has_type or bool(typed and typed[j])
+            score = sum(w.get(t, 1.0) for t in matched) + (bonus if has_type and matched else 0.0)
+            key = (round(score, 9), 1 if length <= max_chars else 0, -length)
             if best_key is None or key > best_key:
                 best_key, best = key, (i, j)
             if length > max_chars:
@@ -128,6 +194,22 @@ def select_quotes(
     """The best quote span of each text (local offsets), with one ``lexemes_of`` call for the batch: the sentences,
     and the words of every sentence longer than ``max_chars`` (a quote may have to be cut inside one; stemming
     its words in the same call saves the search a round trip)."""
+    return quotes_and_matches(texts, query_lexemes, lexemes_of, max_chars)[0]
+
+
+def quotes_and_matches(
+    texts: Sequence[str],
+    query_lexemes: set[str],
+    lexemes_of: LexemesOf,
+    max_chars: int = MAX_QUOTE_CHARS,
+    weights: Mapping[str, float] | None = None,
+    question: str | None = None,
+) -> tuple[list[Span], list[set[str]]]:
+    """``select_quotes`` and, for each text, the query lexemes it contains anywhere (match strength's coverage),
+    from the same stemming call. ``weights`` (the query lexemes' IDF) make rare terms count for more than common
+    ones; ``question`` (the query text) tells what kind of answer is asked for (``asked_type``)."""
+    kind = asked_type(question) if question else None
+    question_words = {fold_word(w) for w in _NAME.findall(question or "")}
     all_spans = [sentence_spans(t) for t in texts]
     flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
     long_words: dict[tuple[int, int], list[Span]] = {}  # (text index, sentence start) → its words
@@ -145,14 +227,17 @@ def select_quotes(
         word_lex[key] = words_lex[pos : pos + len(ws)]
         pos += len(ws)
     out: list[Span] = []
+    matched: list[set[str]] = []
     pos = 0
     for idx, spans in enumerate(all_spans):
         lex = flat_lex[pos : pos + len(spans)]
         pos += len(spans)
+        matched.append(set().union(*lex) & query_lexemes if lex else set())
         if not spans:
             out.append((0, 0))
             continue
-        i, j = _best_window(spans, lex, query_lexemes, max_chars) if query_lexemes else (0, 0)
+        typed = [holds_type(texts[idx][a:b], kind, question_words) for a, b in spans] if kind else None
+        i, j = _best_window(spans, lex, query_lexemes, max_chars, weights, typed) if query_lexemes else (0, 0)
         if not any(lx & query_lexemes for lx in lex[i : j + 1]):
             i, j = 0, 0  # no overlap anywhere: the first sentence(s)
         i, j = _widen(spans, i, j, max_chars)
@@ -161,7 +246,7 @@ def select_quotes(
             matches = [bool(lx & query_lexemes) for lx in word_lex[(idx, s)]]
             s, e = _cut(long_words[(idx, s)], matches, s, e, max_chars)
         out.append((s, e))
-    return out
+    return out, matched
 
 
 def highlight_spans(texts: Sequence[str], query_lexemes: set[str], lexemes_of: LexemesOf) -> list[list[Span]]:

@@ -18,7 +18,12 @@ The query pipeline (docs/adr/0005-keyword-ranking-and-fusion.md, docs/adr/0017-f
 5. Optional rerank of the top ``rerank_top`` with the configured cross-encoder.
 6. A query naming an article or section ("Madde 27", "md. 27", "Article 27", "Section 4.2"; ``kaynak.structure``)
    gets the chunks whose section names it first.
-7. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets.
+7. Quotes: the best sentence window of each chunk (``kaynak.quotes``), verbatim, with page offsets; hits whose
+   quotes overlap in one document collapse; each hit gets its match strength (``kaynak.match``).
+
+Query syntax (``kaynak.syntax``): ``"exact phrase"`` keeps only the candidates holding the phrase, ``-word`` drops
+those with the word (the excluded words are left out of the text the legs search); both filter the fused
+candidates, so at most both legs' depth of candidates is looked at.
 
 ``mode="auto"`` decides per query:
 
@@ -56,12 +61,14 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch, CollectionNotFound, ConfigError, InvalidQuery
 from kaynak.fusion import Fused, fuse
 from kaynak.langdetect import detect_language
-from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, select_quotes
+from kaynak.match import REFERENCE_RANK, features, idf, match_of, model_name, no_good_match, weighted_coverage
+from kaynak.quotes import MAX_QUOTE_CHARS, highlight_spans, quotes_and_matches, word_spans
 from kaynak.rules import check_filter_value, check_query_length
 from kaynak.staleness import stale_chunks, stale_files
 from kaynak.store import SearchFilters, Store
 from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
+from kaynak.syntax import ParsedQuery, parse_query
 from kaynak.types import ChunkRecord, Collection, DocumentInfo, Hit, Quote
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
 
@@ -78,6 +85,10 @@ _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
 FILTER_KEYS = ("source_prefix", "source_glob", "metadata")
 KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-like and quoted queries
 QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedder name and query text)
+DUPLICATE_SPARE = 5  # candidates quoted beyond k, so that hits whose quotes overlap can collapse and k remain
+GROUP_BY = ("chunk", "document")
+SIMPLE_HIGHLIGHT = ("english", "turkish")  # how words in `simple` collections are matched for highlighting
+LANGUAGE_NAMES = ("turkish", "english")  # collection languages a query's language can differ from ("simple": any)
 
 _IDENTIFIER = re.compile(r"^(?=\S*[\d_.:/#])[\w.:/#\-]+$", re.UNICODE)
 _QUOTED = re.compile(r'^\s*["“”„«](.+)["“”„»]\s*$', re.DOTALL)
@@ -96,15 +107,27 @@ class SearchPlan:
     keyword_coverage: float = 0.0  # share of the query's terms that occur in the collections
     query_language: str | None = None  # turkish | english | None (kaynak.langdetect; documents.language likewise)
     cross_language: bool = False  # the answer looks to be in another language: keyword leg not fused
+    term_weights: dict[str, dict[str, float]] = field(default_factory=dict)  # language → lexeme → IDF
+    vector_reference: float | None = None  # the vector leg's similarity at match.REFERENCE_RANK (match strength)
+    text: str = ""  # the query as searched (quotes look at its question words)
+    phrase_missing: bool = False  # no candidate holds the query's quoted phrase: the hits are shown without it
 
 
 class SearchResults(list[Hit]):
     """The hits of one search (a list, best first) with the plan that produced them (``.plan``): faces show the
-    mode and collections and highlight with the plan's lexemes instead of planning or stemming again."""
+    mode and collections and highlight with the plan's lexemes instead of planning or stemming again.
+    ``no_good_match``: no hit is likely to answer (every hit's match is ``weak``, or there are none)."""
 
-    def __init__(self, hits: Sequence[Hit] = (), plan: SearchPlan | None = None) -> None:
+    def __init__(
+        self, hits: Sequence[Hit] = (), plan: SearchPlan | None = None, features: Sequence[dict[str, float]] = ()
+    ) -> None:
         super().__init__(hits)
         self.plan = plan
+        self.features = list(features)  # each hit's match-strength features (benchmarks/match_calibration.py)
+
+    @property
+    def no_good_match(self) -> bool:
+        return no_good_match([h.match or {} for h in self])
 
 
 class QueryVectorCache:
@@ -184,6 +207,7 @@ class SearchService:
         keyword_ranking: str | None = None,
         *,
         embedder: str | None = None,
+        group_by: str | None = None,
     ) -> SearchResults:
         """The ``k`` best passages for ``query``, each with a verbatim quote (see the module docstring).
 
@@ -191,13 +215,24 @@ class SearchService:
         keyword leg and the quotes, and come back with the hits (``SearchResults.plan``) for highlighting.
         ``embedder`` forces an embedder by name: a collection built with another one raises CollectionMismatch
         (without it, each collection is searched with the embedder it was built with).
+        Hits whose quotes overlap in one document collapse into the better one (the other's rank lands in its
+        ``scores["merged_rank"]``); ``group_by="document"`` keeps only each document's best hit (how many of the
+        candidates came from it: ``scores["document_hits"]``).
         """
         text = self.check_query(query)
         k = self._check_k(k)
+        group = self._check_group_by(group_by)
+        syntax = parse_query(text)  # "exact phrase" and -word (kaynak.syntax)
+        if syntax.excluded:
+            if not syntax.text:
+                raise InvalidQuery("the query only excludes words (-word); add the words to search for", "query")
+            text = syntax.text
         plan, legs = self.legs(
             text, collections, mode, k, filters, keyword_ranking, embedder=embedder, cross_language=False
         )
         fused = self.fuse(plan, legs)
+        own = legs.get("vector", [])[:REFERENCE_RANK]  # the index's own results (fill-ins come after them)
+        plan.vector_reference = own[-1][1] if own else None
 
         reranker = self._reranker(rerank)
         rerank_scores: dict[str, float] = {}
@@ -208,18 +243,53 @@ class SearchService:
         # probe's answer picks one (docs/performance-search.md, "Per-search overhead").
         probe = self._probe_of(plan, legs)
         vector_only = self.fuse(replace(plan, weights={**plan.weights, "keyword": 0.0}), legs) if probe else []
-        wanted = [f.id for f in (fused if refs else fused[:top_n])]
-        wanted += [f.id for f in (vector_only if refs else vector_only[:top_n])]
+        # quoted beyond k: a few spare candidates replace hits that collapse as duplicates; grouping by document
+        # reads every candidate (at most both legs' depth)
+        deep = refs or group == "document" or syntax.restricts
+        top_n += DUPLICATE_SPARE
+        wanted = [f.id for f in (fused if deep else fused[:top_n])]
+        wanted += [f.id for f in (vector_only if deep else vector_only[:top_n])]
         chunks, probed = self.store.hit_chunks(wanted, probe)
         if probed is not None and self._apply_cross_language(plan, *probed):
             fused = vector_only
         records = {cid: c.record for cid, c in chunks.items()}
+        if syntax.restricts:  # only passages with every phrase and none of the excluded words
+            kept = [f for f in fused if f.id in records and syntax.admits(records[f.id].text)]
+            if not kept and syntax.phrases:  # as web search engines do: say so, and show the hits without it
+                loose = ParsedQuery(syntax.text, [], syntax.excluded)
+                kept = [f for f in fused if f.id in records and loose.admits(records[f.id].text)]
+                plan.phrase_missing = True
+                plan.reason += "; no passage holds the quoted phrase: hits without it"
+            fused = kept
         if reranker is not None and fused:
             fused, rerank_scores = self._rerank(reranker, text, fused, records)
         if refs:  # the chunks of the article the query names come first, in their fused (or reranked) order
             fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
-        top = [f for f in fused[:k] if f.id in records]
-        return SearchResults(self._hits(top, records, plan, rerank_scores, chunks), plan)
+        grouped: dict[str, int] = {}
+        if group == "document":
+            fused, grouped = self._best_per_document(fused, records)
+        top = [f for f in fused[: k + DUPLICATE_SPARE] if f.id in records]
+        feats: list[dict[str, float]] = []
+        hits = self._hits(top, records, plan, rerank_scores, chunks, k=k, features_out=feats)
+        for h in hits:
+            if h.chunk_id in grouped:
+                h.scores["document_hits"] = grouped[h.chunk_id]
+        return SearchResults(hits, plan, feats)
+
+    @staticmethod
+    def _best_per_document(
+        fused: list[Fused], records: Mapping[str, ChunkRecord]
+    ) -> tuple[list[Fused], dict[str, int]]:
+        """Each document's best candidate, in order, and how many candidates each document had."""
+        best: dict[int, Fused] = {}
+        counts: dict[int, int] = {}
+        for f in fused:
+            if f.id not in records:
+                continue
+            doc = records[f.id].document_id
+            best.setdefault(doc, f)
+            counts[doc] = counts.get(doc, 0) + 1
+        return list(best.values()), {f.id: counts[doc] for doc, f in best.items()}
 
     @staticmethod
     def _probe_of(
@@ -329,12 +399,25 @@ class SearchService:
         terms = {lang: found.get(lang, []) for lang in sorted({c.language for c in cols})}
         qlex = {lang: [lx for lx, _ in t] for lang, t in terms.items()}
         n_terms = sum(len(t) for t in terms.values())
-        coverage = sum(known for t in terms.values() for _, known in t) / n_terms if n_terms else 0.0
+        coverage = sum(df > 0 for t in terms.values() for _, df in t) / n_terms if n_terms else 0.0
+        chunks = {lang: sum(c.chunk_count for c in cols if c.language == lang) for lang in terms}
+        idfs = {lang: {lx: idf(df, chunks[lang]) for lx, df in t} for lang, t in terms.items()}
         kw = self.settings.keyword_weight
         weights = self.leg_weights(coverage)
 
         def plan(mode: str, reason: str, weights: dict[str, float] = weights) -> SearchPlan:
-            return SearchPlan(cols, mode, weights, reason, qlex, embedded, coverage, query_language(text))
+            return SearchPlan(
+                cols,
+                mode,
+                weights,
+                reason,
+                qlex,
+                embedded,
+                coverage,
+                query_language(text),
+                term_weights=idfs,
+                text=text,
+            )
 
         if mode != "auto":
             return plan(mode, f"mode {mode} requested")
@@ -367,7 +450,7 @@ class SearchService:
 
     def _plan_facts(
         self, collections: str | Sequence[str] | None, text: str | None, check_embedded: bool, retry: bool = True
-    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
         """``resolve_collections``, with ``text``'s terms per language (``Store.query_terms``) and, with
         ``check_embedded``, the ids of the collections that have embeddings — one statement (``Store.plan_facts``).
         A positive embeddings answer is remembered: it rarely changes back, and a collection emptied later only
@@ -411,6 +494,14 @@ class SearchService:
         if not text.strip():
             raise InvalidQuery("the query is empty; type the words or question to search for", "query")
         return check_query_length(text.strip())
+
+    @staticmethod
+    def _check_group_by(group_by: Any) -> str:
+        if group_by is None:
+            return "chunk"
+        if group_by not in GROUP_BY:
+            raise InvalidQuery(f"unknown grouping {group_by!r}; choose one of {', '.join(GROUP_BY)}", "group_by")
+        return str(group_by)
 
     @staticmethod
     def _check_k(k: Any) -> int:
@@ -504,6 +595,7 @@ class SearchService:
                     b=self.settings.bm25_b,
                     lexemes=lexemes,
                     pruned=self.settings.bm25_pruning,
+                    per_collection=True,
                 )
             )
         if len(plan.query_lexemes) > 1:
@@ -548,20 +640,29 @@ class SearchService:
         plan: SearchPlan,
         rerank_scores: Mapping[str, float],
         facts: Mapping[str, HitChunk] | None = None,
+        k: int | None = None,
+        features_out: list[dict[str, float]] | None = None,
     ) -> list[Hit]:
+        """The hits of the candidates ``top`` (best first): quotes, match strength, OCR and stale marks; hits whose
+        quotes overlap in one document collapse into the better one; at most ``k`` (default: all)."""
         language_of = {c.name: c.language for c in plan.collections}
+        embedder_of = {c.name: c.embedder for c in plan.collections}
         quotes: dict[str, tuple[int, int]] = {}
+        matched: dict[str, set[str]] = {}
         for language in sorted(set(language_of.values())):
             ids = [f.id for f in top if language_of.get(records[f.id].collection) == language]
             if not ids:
                 continue
-            spans = select_quotes(
+            spans, found = quotes_and_matches(
                 [records[i].text for i in ids],
                 set(plan.query_lexemes.get(language, [])),
                 self._lexemes_of(language),
                 MAX_QUOTE_CHARS,
+                plan.term_weights.get(language),
+                plan.text,
             )
             quotes.update(zip(ids, spans, strict=True))
+            matched.update(zip(ids, found, strict=True))
         ids = [f.id for f in top]
         if facts is None:
             ocr = self.store.ocr_confidences(ids)  # pages read by OCR (kaynak.loaders.ocr)
@@ -569,10 +670,16 @@ class SearchService:
         else:  # fetched with the chunks (Store.hit_chunks)
             ocr = {i: c for i in ids if i in facts and (c := facts[i].ocr) is not None}
             stale = stale_files({i: facts[i].file for i in ids if i in facts})
-        hits = []
-        for f in top:
+        hits: list[Hit] = []
+        for rank, f in enumerate(top, start=1):
             rec = records[f.id]
             s, e = quotes.get(f.id, (0, min(len(rec.text), MAX_QUOTE_CHARS)))
+            first = next((h for h in hits if _overlaps(h, rec, s, e)), None)
+            if first is not None:  # the same passage as a better hit: remember where it ranked
+                first.scores.setdefault("merged_rank", rank)
+                continue
+            if k is not None and len(hits) >= k:
+                continue
             scores: dict[str, float | int | None] = {
                 "vector": f.scores.get("vector"),
                 "vector_rank": f.ranks.get("vector"),
@@ -582,6 +689,15 @@ class SearchService:
                 "rrf": f.score,  # the fused score under its first name (faces read it), whatever the fusion
                 "rerank": rerank_scores.get(f.id),
             }
+            language = language_of.get(rec.collection, "")
+            coverage = weighted_coverage(matched.get(f.id, set()), plan.term_weights.get(language, {}))
+            scores["coverage"] = round(coverage, 4)  # the IDF-weighted share of the query's terms in the chunk
+            cross = plan.query_language is not None and language in LANGUAGE_NAMES and language != plan.query_language
+            feats = features(scores, coverage, plan.keyword_coverage, plan.vector_reference, cross)
+            has_vector = plan.mode != "keyword" and scores["vector"] is not None
+            match = match_of(feats, model_name(embedder_of.get(rec.collection), has_vector))
+            if features_out is not None:
+                features_out.append(feats)
             hits.append(
                 Hit(
                     chunk_id=rec.id,
@@ -599,6 +715,7 @@ class SearchService:
                     document_id=rec.document_id,
                     ocr={"confidence": ocr[rec.id]} if rec.id in ocr else None,
                     stale=rec.id in stale,
+                    match=match,
                 )
             )
         return hits
@@ -625,11 +742,24 @@ class SearchService:
             idx = [i for i, (collection, _) in enumerate(items) if languages[collection] == language]
             if not idx:
                 continue
-            if plan is not None and language in plan.query_lexemes:
-                qlex = set(plan.query_lexemes[language])
+            if language == "simple":  # no stemming, no stop words: match as English and as Turkish words do
+                texts = [items[i][1] for i in idx]
+                words = [t[a:b] for t in texts for a, b in word_spans(t)]
+                question = plan.text if plan else text
+                qwords = [question[a:b] for a, b in word_spans(question)]
+                lex = [_content(x) for x in self.store.lexemes_in(SIMPLE_HIGHLIGHT, [*qwords, *words])]
+                qlex = set().union(*lex[: len(qwords)]) if qwords else set()
+
+                def of_words(_words: list[str], lex: list[set[str]] = lex[len(qwords) :]) -> list[set[str]]:
+                    return lex
+
+                spans = highlight_spans(texts, qlex, of_words)
             else:
-                qlex = set(self.store.query_lexemes(language, text))
-            spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
+                if plan is not None and language in plan.query_lexemes:
+                    qlex = set(plan.query_lexemes[language])
+                else:
+                    qlex = set(self.store.query_lexemes(language, text))
+                spans = highlight_spans([items[i][1] for i in idx], qlex, self._lexemes_of(language))
             for i, sp in zip(idx, spans, strict=True):
                 out[i] = sp
         return out
@@ -640,6 +770,11 @@ class SearchService:
 
     def get_collection(self, name: str) -> Collection:
         return self.store.get_collection(name)
+
+    def document_languages(self, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Collection name → the languages its documents are written in (detected at ingest), e.g. ``["english",
+        "turkish"]`` for a collection holding both, whatever its text search configuration."""
+        return self.store.document_languages(names)
 
     def list_documents(
         self, collection: str, prefix: str | None = None, limit: int = 1000, offset: int = 0
@@ -659,3 +794,17 @@ class SearchService:
     def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
         """A document by id, with the path of the file it was ingested from (None if unknown; the web page)."""
         return self.store.document_origin(document_id)
+
+
+def _overlaps(hit: Hit, rec: ChunkRecord, start: int, end: int) -> bool:
+    """Whether the quote ``rec.text[start:end]`` overlaps ``hit``'s quote on the same page of the same document."""
+    if hit.document_id != rec.document_id or hit.page != rec.page or hit.collection != rec.collection:
+        return False
+    a, b = rec.char_start + start, rec.char_start + end
+    return a < hit.quote.char_end and hit.quote.char_start < b
+
+
+def _content(tags: set[str]) -> set[str]:
+    """A word's ``language:lexeme`` tags (``Store.lexemes_in``), or none when it is a stop word in any of the
+    languages (it has no lexeme there)."""
+    return tags if {t.split(":", 1)[0] for t in tags} >= set(SIMPLE_HIGHLIGHT) else set()

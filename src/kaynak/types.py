@@ -147,6 +147,8 @@ class Hit:
     document_id: int | None = None  # the document's id (the web page opens the original file by it)
     ocr: dict[str, Any] | None = None  # {"confidence": 0–100} when the page was OCR'd: the quote is OCR text
     stale: bool = False  # the document's file changed on disk after it was indexed (kaynak.staleness)
+    # {"probability": 0–1, "label": "strong" | "partial" | "weak"}: how likely the hit answers (kaynak.match)
+    match: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
@@ -57,11 +57,55 @@ class SearchRequest(NoNul):
     filters: SearchFiltersIn | None = None
     rerank: bool | None = Field(None, description="Rerank with the configured cross-encoder; omit for the default.")
     ranking: KeywordRankingName | None = Field(None, description="Keyword ranking; omit for the setting.")
+    group_by: Literal["chunk", "document"] | None = Field(
+        None, description="`document`: only each document's best hit; omit (or `chunk`) for every passage."
+    )
 
     @field_validator("collections")
     @classmethod
     def _split(cls, v: list[str] | str | None) -> list[str] | str | None:
         return parse_collections(v)
+
+
+class MatchOut(BaseModel):
+    """How likely a hit answers the question (kaynak.match)."""
+
+    probability: float = Field(..., ge=0, le=1, description="Calibrated probability that the hit answers.")
+    label: Literal["strong", "partial", "weak"] = Field(
+        ..., description="strong: likely answers; partial: may answer; weak: unlikely to answer."
+    )
+
+
+class QuoteOut(BaseModel):
+    text: str
+    char_start: int
+    char_end: int
+
+
+class HitOut(BaseModel):
+    """One hit; further fields (`text`, `document_id`, `ocr`, `stale`, …) as the search returns them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    chunk_id: str
+    collection: str
+    source: str
+    title: str
+    page: int
+    section: str | None
+    quote: QuoteOut
+    score: float
+    scores: dict[str, float | int | None]
+    match: MatchOut | None = None
+
+
+class SearchResponse(BaseModel):
+    hits: list[HitOut] = Field(..., description="Best first.")
+    no_good_match: bool = Field(
+        ...,
+        description="true when no hit is likely to answer (every hit's match is weak, or there are no hits): "
+        "the documents searched probably do not say.",
+    )
 
 
 class CollectionIn(NoNul):

@@ -1,7 +1,10 @@
 """CLI command ``kaynak search``: a thin face over SearchService.search that prints each hit's place and quote.
 
 Each hit shows its source, page and section, then the verbatim quote with the words that matched the query
-highlighted (on a terminal; plain text when piped). ``--json`` prints ``{"query", "mode", "hits": [Hit, …]}``.
+highlighted (on a terminal; plain text when piped), and how likely it answers (``strong`` / ``partial`` /
+``weak`` match, kaynak.match); when no hit is likely to answer, a line says so first. ``--json`` prints
+``{"query", "mode", "no_good_match", "hits": [Hit, …]}``. ``"exact phrase"`` in the query requires the phrase,
+``-word`` excludes passages with the word.
 Exit codes: 0 (also when nothing matched), 1 failure (unknown collection, database), 2 usage error.
 """
 
@@ -45,10 +48,16 @@ def search(
     meta: Annotated[
         list[str] | None, typer.Option("--meta", help="Only documents whose metadata has KEY=VALUE (repeatable).")
     ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option("--group-by", help="chunk | document: 'document' shows each document's best hit only."),
+    ] = None,
     scores: Annotated[bool, typer.Option("--scores", help="Show per-retriever ranks and scores.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
 ) -> None:
     """Find the passages that answer QUERY and quote them with file, page and section.
+
+    "exact phrase" requires the phrase; -word leaves out passages with the word.
 
     Examples:
 
@@ -66,11 +75,27 @@ def search(
             }
             svc = ctx.search
             cols = parse_collections(collection)  # -c a -c b, -c a,b or -c '*', as on every face
-            hits = svc.search(query, cols, mode=mode, k=k, filters=filters, rerank=rerank, keyword_ranking=ranking)
+            hits = svc.search(
+                query,
+                cols,
+                mode=mode,
+                k=k,
+                filters=filters,
+                rerank=rerank,
+                keyword_ranking=ranking,
+                group_by=group_by,
+            )
             plan = hits.plan  # the search's own plan: nothing is planned or stemmed twice
             assert plan is not None
             if json_out:
-                print_json({"query": query, "mode": plan.mode, "hits": [h.to_dict() for h in hits]})
+                print_json(
+                    {
+                        "query": query,
+                        "mode": plan.mode,
+                        "no_good_match": hits.no_good_match,
+                        "hits": [h.to_dict() for h in hits],
+                    }
+                )
                 return
             marks = svc.highlights(query, hits) if hits else []
     finally:
@@ -78,6 +103,13 @@ def search(
     if not hits:
         err_console.print(f"no matches ({plan.mode} search of {', '.join(c.name for c in plan.collections)})")
         return
+    if plan.phrase_missing:
+        err_console.print("no passage holds the quoted phrase; showing hits without it", style="yellow")
+    if hits.no_good_match:
+        err_console.print(
+            "no good match: none of these passages is likely to answer; the documents searched may not say",
+            style="yellow",
+        )
     for n, (hit, spans) in enumerate(zip(hits, marks, strict=True), start=1):
         place = Text(f"{n}. ", style="bold")
         place.append(hit.source, style="bold cyan")
@@ -88,6 +120,9 @@ def search(
             place.append(f"  [{hit.collection}]", style="dim")
         if hit.ocr:  # a scanned page: the quote is OCR text, not the original's glyphs
             place.append(f"  OCR {hit.ocr.get('confidence', 0):.0f} %", style="yellow")
+        if hit.match:  # how likely the passage answers (kaynak.match)
+            style = {"strong": "green", "partial": "yellow"}.get(hit.match["label"], "dim")
+            place.append(f"  {hit.match['label']} match", style=style)
         if hit.stale:  # the file changed on disk after it was indexed: the quote may no longer be there
             place.append("  changed on disk since indexed", style="red")
         console.print(place, soft_wrap=True)

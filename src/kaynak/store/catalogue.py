@@ -86,6 +86,18 @@ class CatalogueMixin(StoreBase):
     def list_collections(self) -> list[Collection]:
         return self._collection_rows()
 
+    def document_languages(self, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Collection name → the languages detected in its documents (``documents.language``), sorted; a
+        collection none of whose documents has a detected language is left out. ``names``: only those."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.name, array_agg(DISTINCT d.language ORDER BY d.language) FROM documents d "
+                "JOIN collections c ON c.id = d.collection_id WHERE d.language IS NOT NULL "
+                "AND (%s OR c.name = ANY(%s::text[])) GROUP BY c.name",
+                (names is None, list(names or [])),
+            ).fetchall()
+        return {r[0]: list(r[1]) for r in rows}
+
     def get_collection(self, name: str) -> Collection:
         rows = self._collection_rows("WHERE c.name = %s", (name,))
         if not rows:

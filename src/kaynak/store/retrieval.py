@@ -25,6 +25,8 @@ from kaynak.types import Collection
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
+# A score as a share of its collection's best (``keyword_search(per_collection=True)``).
+_PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
 
@@ -150,6 +152,21 @@ class RetrievalMixin(StoreBase):
             ).fetchall()
         return [set(r[1]) for r in rows]
 
+    def lexemes_in(self, languages: Sequence[str], texts: Sequence[str]) -> list[set[str]]:
+        """The lexemes of each text under every one of ``languages`` (text search configurations), each tagged
+        ``language:lexeme`` — one statement (highlighting in ``simple`` collections: stop words drop out and
+        inflected forms meet, in either language)."""
+        if not texts:
+            return []
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT t.ord, array(SELECT l.cfg || ':' || v.lexeme FROM unnest(%s::text[]) AS l(cfg), "
+                "unnest(to_tsvector(l.cfg::regconfig, tr_lower(t.txt))) AS v) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
+                (list(languages), list(texts)),
+            ).fetchall()
+        return [set(r[1]) for r in rows]
+
     def tr_lower(self, text: str) -> str:
         with self._conn() as conn:
             return str(one(conn.execute("SELECT tr_lower(%s)", (text,)))[0])
@@ -171,8 +188,13 @@ class RetrievalMixin(StoreBase):
         *,
         lexemes: Sequence[str] | None = None,
         pruned: bool = True,
+        per_collection: bool = False,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
+
+        ``per_collection``: each collection's scores are divided by its own best before the collections are
+        merged, so a small collection (whose per-collection IDF is low: few chunks) is not buried under a large
+        one's scores (docs/adr/0026); the scores are then shares of the collection's best match, in (0, 1].
 
         ``lexemes`` (already stemmed, e.g. a search plan's) spare stemming ``query`` again.
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
@@ -194,20 +216,23 @@ class RetrievalMixin(StoreBase):
         if not lexemes:
             return []
         ids = [c.id for c in collections]
+        norm = sql.SQL(_PER_COLLECTION if per_collection and len(ids) > 1 else "score")
         if ranking == "bm25" and pruned:
-            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned)
+            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm)
         elif ranking == "bm25":
-            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters)
+            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm)
         elif ranking == "ts_rank_cd":
             cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(
                 """
-                SELECT id, ts_rank_cd(tsv, q, 1) AS score
-                FROM chunks, (SELECT %(tsquery)s::tsquery AS q) qq
-                WHERE collection_id = ANY(%(collections)s) AND tsv @@ q AND {cond}
-                ORDER BY score DESC, id LIMIT %(k)s
+                SELECT id, {norm} AS score FROM (
+                    SELECT id, collection_id AS cid, ts_rank_cd(tsv, q, 1) AS score
+                    FROM chunks, (SELECT %(tsquery)s::tsquery AS q) qq
+                    WHERE collection_id = ANY(%(collections)s) AND tsv @@ q AND {cond}
+                ) s
+                ORDER BY 2 DESC, id LIMIT %(k)s
                 """
-            ).format(cond=cond)
+            ).format(cond=cond, norm=norm)
             args = {"tsquery": tsquery_literal(lexemes), "collections": ids, "k": k, **params}
         else:
             raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
@@ -224,6 +249,7 @@ class RetrievalMixin(StoreBase):
         b: float,
         filters: SearchFilters | None,
         pruned: bool = True,
+        norm: sql.Composable = sql.SQL("score"),
     ) -> tuple[sql.Composed, dict[str, Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
@@ -233,24 +259,25 @@ class RetrievalMixin(StoreBase):
         query_sql = sql.SQL(
             """
             SELECT k.id, t.score
-            FROM (SELECT t.chunk_key, t.score
-                    FROM unnest(%(collections)s::bigint[]) AS c(id),
-                         LATERAL {fn}(
-                             p_collection     => c.id,
-                             p_lexemes        => %(lexemes)s::text[],
-                             p_k              => %(k)s::int,
-                             p_k1             => %(k1)s::float8,
-                             p_b              => %(b)s::float8,
-                             p_documents      => {docs},
-                             p_min_postings   => %(min_postings)s::int,
-                             p_seed_postings  => %(seed_postings)s::int,
-                             p_split          => %(split)s::float8
-                         ) t
-                   ORDER BY t.score DESC, t.chunk_key LIMIT %(k)s) t
+            FROM (SELECT t.chunk_key, {norm} AS score
+                    FROM (SELECT c.id AS cid, t.chunk_key, t.score
+                            FROM unnest(%(collections)s::bigint[]) AS c(id),
+                                 LATERAL {fn}(
+                                     p_collection     => c.id,
+                                     p_lexemes        => %(lexemes)s::text[],
+                                     p_k              => %(k)s::int,
+                                     p_k1             => %(k1)s::float8,
+                                     p_b              => %(b)s::float8,
+                                     p_documents      => {docs},
+                                     p_min_postings   => %(min_postings)s::int,
+                                     p_seed_postings  => %(seed_postings)s::int,
+                                     p_split          => %(split)s::float8
+                                 ) t) t
+                   ORDER BY 2 DESC, t.chunk_key LIMIT %(k)s) t
             JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T)
+        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm)
         min_postings, seed_postings, split = self.bm25_prune_limits
         return query_sql, {
             "collections": ids,
@@ -265,7 +292,14 @@ class RetrievalMixin(StoreBase):
         }
 
     def _bm25_full_sql(
-        self, ids: list[int], lexemes: list[str], k: int, k1: float, b: float, filters: SearchFilters | None
+        self,
+        ids: list[int],
+        lexemes: list[str],
+        k: int,
+        k1: float,
+        b: float,
+        filters: SearchFilters | None,
+        norm: sql.Composable = sql.SQL("score"),
     ) -> tuple[sql.Composed, dict[str, Any]]:
         """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
         cond, params = self._filter_sql(ids, filters)
@@ -282,17 +316,20 @@ class RetrievalMixin(StoreBase):
                 FROM documents WHERE collection_id = ANY(%(collections)s) GROUP BY 1
             )
             SELECT k.id, t.score FROM (
-                SELECT p.chunk_key,
-                       sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                           * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / st.avgdl))) AS score
-                FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
-                WHERE {cond}
-                GROUP BY p.chunk_key
-                ORDER BY score DESC, p.chunk_key LIMIT %(k)s
+                SELECT chunk_key, {norm} AS score FROM (
+                    SELECT p.chunk_key, p.collection_id AS cid,
+                           sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / st.avgdl)))
+                               AS score
+                    FROM p JOIN df USING (collection_id, lexeme) JOIN st USING (collection_id)
+                    WHERE {cond}
+                    GROUP BY p.chunk_key, p.collection_id
+                ) s
+                ORDER BY 2 DESC, chunk_key LIMIT %(k)s
             ) t JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.chunk_key
             """
-        ).format(cond=cond, chunk=_CHUNK_OF_T)
+        ).format(cond=cond, chunk=_CHUNK_OF_T, norm=norm)
         return query_sql, {"collections": ids, "lexemes": lexemes, "k1": k1, "b": b, "k": k, **params}
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
@@ -324,7 +361,7 @@ class RetrievalMixin(StoreBase):
         known_embedded: Sequence[int] = (),
         check_embedded: bool = False,
         limit: int = MAX_QUERY_LEXEMES,
-    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
         """What a search plan needs, in one statement: the collections named (``None``: all, by name), for each
         of their languages ``query_terms`` of ``text`` over that language's collections (when ``text`` is given),
         and — with ``check_embedded`` — the ids among them with embeddings (``embedded_collection_ids``; those in
@@ -339,8 +376,8 @@ class RetrievalMixin(StoreBase):
                     WHERE %(all)s OR c.name = ANY(%(names)s::text[])
                 ),
                 terms AS (
-                    SELECT l.language, u.lexeme, u.pos, EXISTS (SELECT 1 FROM lexeme_stats st
-                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme) AS known
+                    SELECT l.language, u.lexeme, u.pos, (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
+                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme)::bigint AS df
                     FROM (SELECT language, array_agg(id) AS ids FROM cols GROUP BY language) l,
                          LATERAL (SELECT v.lexeme, v.positions[1] AS pos
                                   FROM unnest(to_tsvector(l.language::regconfig, tr_lower(%(text)s::text))) v
@@ -351,10 +388,10 @@ class RetrievalMixin(StoreBase):
                        CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true
                             ELSE EXISTS (SELECT 1 FROM chunks k WHERE k.collection_id = cols.id
                                          AND k.embedding IS NOT NULL) END,
-                       NULL::text, NULL::boolean, NULL::int AS pos
+                       NULL::text, NULL::bigint, NULL::int AS pos
                 FROM cols
                 UNION ALL
-                SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, known, pos FROM terms
+                SELECT 1, NULL, NULL, language, NULL, NULL, NULL, NULL, NULL, NULL, lexeme, df, pos FROM terms
                 ORDER BY kind, name, language, pos
                 """,
                 {
@@ -368,7 +405,7 @@ class RetrievalMixin(StoreBase):
             ).fetchall()
         cols: list[Collection] = []
         embedded: set[int] = set()
-        terms: dict[str, list[tuple[str, bool]]] = {}
+        terms: dict[str, list[tuple[str, int]]] = {}
         for r in rows:
             if r[0] == 0:
                 cols.append(Collection(int(r[1]), r[2], r[3], r[4], int(r[5]), int(r[6]), int(r[7]), r[8]))
@@ -377,19 +414,20 @@ class RetrievalMixin(StoreBase):
                 if text is not None:
                     terms.setdefault(r[3], [])
             else:
-                terms.setdefault(r[3], []).append((r[10], bool(r[11])))
+                terms.setdefault(r[3], []).append((r[10], int(r[11])))
         return cols, terms, embedded
 
     def query_terms(
         self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
-    ) -> list[tuple[str, bool]]:
-        """``query_lexemes`` with, for each lexeme, whether any chunk of the collections contains it (one round
-        trip; the search service weights the keyword leg by the share of known terms)."""
+    ) -> list[tuple[str, int]]:
+        """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it (one round
+        trip; the search service weights the keyword leg by the share of known terms, and match strength weighs
+        terms by their IDF)."""
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT u.lexeme, EXISTS (SELECT 1 FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
-                "AND s.lexeme = u.lexeme) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
+                "SELECT u.lexeme, (SELECT coalesce(sum(s.df), 0) FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
+                "AND s.lexeme = u.lexeme)::bigint FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
                 "ORDER BY u.positions[1] LIMIT %s",
                 (list(collection_ids), language, text, limit),
             ).fetchall()
-        return [(r[0], bool(r[1])) for r in rows]
+        return [(r[0], int(r[1])) for r in rows]

@@ -18,8 +18,14 @@ Ctx = Annotated[Context, Depends(get_context)]
 
 @router.get("/collections", dependencies=[Read])
 def collections_list(ctx: Ctx) -> dict[str, Any]:
-    """All collections with language, embedder, dimension and document / chunk counts."""
-    return {"collections": [c.to_dict() for c in ctx.search.list_collections()]}
+    """All collections with language, embedder, dimension and document / chunk counts; `document_languages`:
+    the languages detected in its documents (e.g. `["english", "turkish"]`), whatever its search `language`."""
+    langs = ctx.search.document_languages()
+    return {
+        "collections": [
+            {**c.to_dict(), "document_languages": langs.get(c.name, [])} for c in ctx.search.list_collections()
+        ]
+    }
 
 
 @router.post("/collections", dependencies=[Write], status_code=201)
@@ -30,8 +36,9 @@ def collections_create(body: CollectionIn, ctx: Ctx) -> dict[str, Any]:
 
 @router.get("/collections/{name}", dependencies=[Read])
 def collections_get(name: str, ctx: Ctx) -> dict[str, Any]:
-    """One collection with its counts."""
-    return ctx.search.get_collection(name).to_dict()
+    """One collection with its counts and `document_languages`."""
+    col = ctx.search.get_collection(name)
+    return {**col.to_dict(), "document_languages": ctx.search.document_languages([name]).get(name, [])}
 
 
 @router.delete("/collections/{name}", dependencies=[Write])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
@@ -13,7 +13,7 @@ from kaynak.search import parse_metadata_pairs
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, SearchModeName
 
 from ..deps import Read, get_context
-from ..models import SearchFiltersIn, SearchRequest
+from ..models import SearchFiltersIn, SearchRequest, SearchResponse
 from ..observe import METRICS
 from ..problems import responses
 
@@ -37,14 +37,15 @@ def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
         filters=filters or None,
         rerank=req.rerank,
         keyword_ranking=req.ranking,
+        group_by=req.group_by,
     )
     took = (time.perf_counter() - start) * 1000
     METRICS.observe_search(getattr(getattr(hits, "plan", None), "mode", None) or req.mode, took / 1000)
     log.info("search %r → %d hits in %.0f ms", req.q[:80], len(hits), took)
-    return {"hits": [h.to_dict() for h in hits]}
+    return {"hits": [h.to_dict() for h in hits], "no_good_match": hits.no_good_match}
 
 
-@router.get("/search", summary="Search (query string)")
+@router.get("/search", summary="Search (query string)", response_model=SearchResponse)
 def search_get(
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The question or keywords.")],
     ctx: Annotated[Context, Depends(get_context)],
@@ -60,10 +61,16 @@ def search_get(
     ] = None,
     rerank: bool | None = None,
     ranking: KeywordRankingName | None = None,
+    group_by: Annotated[
+        Literal["chunk", "document"] | None, Query(description="`document`: each document's best hit only.")
+    ] = None,
 ) -> dict[str, Any]:
-    """Hybrid search. Returns `{"hits": [...]}`, best first: each hit has `source`, `title`, `page`,
-    `section`, `quote` (verbatim, with offsets into the page), `text`, `score`, per-retriever `scores`,
-    `chunk_id`, and `ocr` (null, or `{"confidence": 0–100}` when the page is a scan read by OCR).
+    """Hybrid search. Returns `{"hits": [...], "no_good_match": bool}`, hits best first: each hit has `source`,
+    `title`, `page`, `section`, `quote` (verbatim, with offsets into the page), `text`, `score`, per-retriever
+    `scores`, `chunk_id`, `ocr` (null, or `{"confidence": 0–100}` when the page is a scan read by OCR), and
+    `match` (`{"probability": 0–1, "label": "strong" | "partial" | "weak"}`: how likely it answers).
+    `no_good_match` is true when no hit is likely to answer. Query syntax: `"exact phrase"` requires the
+    phrase, `-word` excludes passages with the word.
 
     Example: `GET /v1/search?q=kat%20malikleri%20kurulu&collections=hukuk&k=5`
     """
@@ -71,13 +78,22 @@ def search_get(
     filters = None
     if source_prefix or source_glob or metadata:
         filters = SearchFiltersIn(source_prefix=source_prefix, source_glob=source_glob, metadata=metadata)
-    req = SearchRequest(q=q, collections=collections, mode=mode, k=k, filters=filters, rerank=rerank, ranking=ranking)
+    req = SearchRequest(
+        q=q,
+        collections=collections,
+        mode=mode,
+        k=k,
+        filters=filters,
+        rerank=rerank,
+        ranking=ranking,
+        group_by=group_by,
+    )
     return run_search(ctx, req)
 
 
-@router.post("/search", summary="Search (JSON body)")
+@router.post("/search", summary="Search (JSON body)", response_model=SearchResponse)
 def search_post(req: SearchRequest, ctx: Annotated[Context, Depends(get_context)]) -> dict[str, Any]:
     """The same search with a JSON body: `{"q": "...", "collections": ["a"], "mode": "hybrid", "k": 10,
-    "filters": {"source_prefix": "docs/"}}`. Returns `{"hits": [...]}`.
+    "filters": {"source_prefix": "docs/"}, "group_by": "document"}`. Returns `{"hits": [...], "no_good_match": bool}`.
     """
     return run_search(ctx, req)

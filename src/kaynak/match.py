@@ -1,0 +1,144 @@
+"""Match strength: how likely a hit answers the question, and whether a search found no good match at all.
+
+Every hit gets ``match = {"probability": p, "label": "strong" | "partial" | "weak"}`` and every response
+``no_good_match`` (no hit at least ``partial``). ``p`` is a logistic model over what the search already knows
+about the hit (docs/adr/0026-match-strength-and-quotes.md):
+
+* ``vector`` — the hit's cosine similarity to the query (the vector leg's score, or its exact fill-in);
+* ``coverage`` — the IDF-weighted share of the query's terms that the hit's chunk contains (IDF from the
+  collection's own statistics, a term the collection never saw weighing most), so a question whose names and
+  rare words are nowhere in the documents scores low even when its common words match;
+* ``known`` — the share of the query's terms that occur anywhere in the searched collections (the plan's keyword
+  coverage);
+* ``agree`` — 1 when both legs rank the hit in their top 10;
+* ``margin`` — how far the hit's similarity stands above the vector leg's 10th best (an answer stands out; for a
+  question the documents do not answer, every chunk is about as similar);
+* ``cross`` — 1 when the query's language is known and differs from the collection's (similarities across
+  languages run lower, and the query's words cannot occur in the documents), with ``cross_vector`` its product
+  with the similarity.
+
+Two fitted models: ``e5`` for collections embedded with an e5 model (the vector similarity is calibrated for it),
+``lexical`` for every other embedder and for keyword search (no vector feature: the similarity scale of an
+embedder it was not fitted on says nothing). Both were fitted by ``benchmarks/match_calibration.py`` on XQuAD
+tr / en / tr→en with half the articles held out (answerable vs unanswerable questions), never on the holdout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+LABELS = ("strong", "partial", "weak")
+FEATURES = ("vector", "coverage", "known", "agree", "margin", "cross", "cross_vector")
+REFERENCE_RANK = 10  # ``margin`` is measured from the vector leg's similarity at this rank
+AGREE_DEPTH = 10  # both legs rank the hit at most this deep: the legs agree
+
+
+@dataclass(frozen=True)
+class MatchModel:
+    """A logistic model: p = σ(intercept + Σ coef · feature); features it has no coefficient for are unused."""
+
+    name: str
+    intercept: float
+    coefs: Mapping[str, float]
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        z = self.intercept + sum(w * float(features.get(f, 0.0)) for f, w in self.coefs.items())
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+# Fitted by benchmarks/match_calibration.py (see its docstring for the command; its `fit` prints these), on XQuAD
+# tr / en / tr→en with half the articles held out; e5 from e5-small runs, lexical from hash-embedder runs.
+MODELS: dict[str, MatchModel] = {
+    "e5": MatchModel(
+        "e5",
+        -30.2518,
+        {
+            "vector": 32.8866,
+            "coverage": 7.8887,
+            "known": -1.6657,
+            "agree": -0.1067,
+            "margin": 7.144,
+            "cross": -19.6857,
+            "cross_vector": 28.542,
+        },
+    ),
+    "lexical": MatchModel(
+        "lexical", -6.3176, {"coverage": 13.8134, "known": -0.9567, "agree": 1.3019, "cross": 1.6299}
+    ),
+}
+# A hit at least PARTIAL_AT likely to answer is "partial" (below it "weak"); a response none of whose hits reach it
+# says no_good_match. PARTIAL_AT is the largest threshold that flags at most 4 % of the dev sets' answerable
+# questions (benchmarks/match_calibration.py `fit`): the default favours not hiding a real answer. STRONG_AT: more
+# likely than not.
+PARTIAL_AT: dict[str, float] = {"e5": 0.0739, "lexical": 0.0039}
+STRONG_AT: dict[str, float] = {"e5": 0.5, "lexical": 0.5}
+
+
+def model_name(embedder: str | None, has_vector: bool) -> str:
+    """``e5`` for a hit scored by an e5 embedder's vector leg, else ``lexical``."""
+    if has_vector and embedder is not None and embedder.lower().startswith("e5"):
+        return "e5"
+    return "lexical"
+
+
+def idf(df: int, n: int) -> float:
+    """BM25's IDF of a term in ``df`` of ``n`` chunks (a term no chunk holds weighs most)."""
+    return math.log(1.0 + (max(n, 0) - df + 0.5) / (df + 0.5))
+
+
+def weighted_coverage(matched: set[str], weights: Mapping[str, float]) -> float:
+    """The share of the query terms' weight that ``matched`` holds (0 when the query has no terms)."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return sum(w for t, w in weights.items() if t in matched) / total
+
+
+def features(
+    scores: Mapping[str, Any],
+    coverage: float,
+    known: float,
+    reference: float | None = None,
+    cross: bool = False,
+    *,
+    depth: int = AGREE_DEPTH,
+) -> dict[str, float]:
+    """The model's features of one hit from its ``scores`` (per-leg scores and ranks), its coverage, the query's
+    ``known`` share, the vector leg's ``reference`` similarity (at ``REFERENCE_RANK``) and whether the query's
+    language differs from the collection's (``cross``)."""
+    raw = scores.get("vector")
+    vector = float(raw) if isinstance(raw, int | float) else 0.0
+    vr, kr = scores.get("vector_rank"), scores.get("keyword_rank")
+    agree = 1.0 if isinstance(vr, int) and isinstance(kr, int) and vr <= depth and kr <= depth else 0.0
+    margin = max(0.0, vector - reference) if reference is not None and isinstance(raw, int | float) else 0.0
+    return {
+        "vector": vector,
+        "coverage": float(coverage),
+        "known": float(known),
+        "agree": agree,
+        "margin": margin,
+        "cross": 1.0 if cross else 0.0,
+        "cross_vector": vector if cross else 0.0,
+    }
+
+
+def label(probability: float, model: str) -> str:
+    if probability >= STRONG_AT[model]:
+        return "strong"
+    if probability >= PARTIAL_AT[model]:
+        return "partial"
+    return "weak"
+
+
+def match_of(feats: Mapping[str, float], model: str) -> dict[str, Any]:
+    """``{"probability", "label"}`` of one hit."""
+    p = MODELS[model].probability(feats)
+    return {"probability": round(p, 4), "label": label(p, model)}
+
+
+def no_good_match(matches: Sequence[Mapping[str, Any]]) -> bool:
+    """True when no hit is at least ``partial`` (also when there are no hits)."""
+    return not any(m.get("label") in ("strong", "partial") for m in matches)
