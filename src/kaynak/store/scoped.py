@@ -60,10 +60,14 @@ class ScopedStore(Store):
         known_embedded: Sequence[int] = (),
         check_embedded: bool = False,
         limit: int = 64,
-    ) -> tuple[list[Collection], dict[str, list[tuple[str, bool]]], set[int]]:
+    ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
         wanted = sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
         cols, terms, embedded = super().plan_facts(wanted, text, known_embedded, check_embedded, limit)
         return [c for c in cols if self._sees(c.name)], terms, embedded
+
+    def document_languages(self, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+        wanted = sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
+        return {k: v for k, v in super().document_languages(wanted).items() if self._sees(k)}
 
     # ------------------------------------------------------------------ documents and pages (by collection)
     def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
@@ -167,17 +171,18 @@ UNSCOPED_OK = frozenset(
         "lexemes_of",
         "tr_lower",
         "language_probe",
+        "lexemes_in",
         # writes: the read side never calls them; writes are checked against the write scope before they run
         "create_collection",
         "ensure_collection",
         "delete_collection",
         "delete_document",
         "replace_document",
+        "replace_document_set",
         "remember_failure",
         "forget_failures",
         "move_document",
         "remember_source",
-        "forget_source",
         "mark_synced",
         "set_file_stats",
         "collection_lock",
