@@ -830,11 +830,17 @@
     tbody.replaceChildren(...collections.map((c) => el('tr', {},
       el('th', { scope: 'row', 'data-label': T.col_name },
         el('button', { type: 'button', class: 'linkish', onclick: () => openDocuments(c.name) }, c.name)),
-      el('td', { 'data-label': T.col_language }, T['lang_' + c.language] || c.language),
+      el('td', { 'data-label': T.col_language }, languageLabel(c)),
       el('td', { 'data-label': T.col_embedder }, c.embedder),
       el('td', { class: 'num', 'data-label': T.col_docs }, String(c.document_count)),
       el('td', { class: 'num', 'data-label': T.col_chunks }, String(c.chunk_count)),
       stateCell(c))));
+  }
+
+  /* A collection's language; one holding documents in several languages names them all ("İngilizce, Türkçe"). */
+  function languageLabel(c) {
+    const langs = (c.document_languages || []).length > 1 ? c.document_languages : [c.language];
+    return langs.map((l) => T['lang_' + l] || l).join(', ');
   }
 
   /* Failing files of each collection (at most 50 collections asked, in parallel), then the table again. */
