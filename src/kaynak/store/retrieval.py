@@ -27,6 +27,9 @@ MAX_QUERY_LEXEMES = 64
 BM25_FUNCTION = "kaynak_bm25_topk"
 # A score as a share of its collection's best (``keyword_search(per_collection=True)``).
 _PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
+# Among equal shares, each collection's best comes first (a one-note collection's only hit ties at 1.0 with the
+# best of a large collection, and must not lose the tie to the large one's other chunks at 1.0).
+_PER_COLLECTION_TIE = "row_number() OVER (PARTITION BY cid ORDER BY score DESC, {key})"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
 
@@ -216,23 +219,25 @@ class RetrievalMixin(StoreBase):
         if not lexemes:
             return []
         ids = [c.id for c in collections]
-        norm = sql.SQL(_PER_COLLECTION if per_collection and len(ids) > 1 else "score")
+        fair = per_collection and len(ids) > 1
+        norm = sql.SQL(_PER_COLLECTION if fair else "score")
+        tie = sql.SQL(_PER_COLLECTION_TIE.format(key="chunk_key") if fair else "0")
         if ranking == "bm25" and pruned:
-            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm)
+            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie)
         elif ranking == "bm25":
-            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm)
+            query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm, tie)
         elif ranking == "ts_rank_cd":
             cond, params = self._filter_sql(ids, filters)
             query_sql = sql.SQL(
                 """
-                SELECT id, {norm} AS score FROM (
+                SELECT id, {norm} AS score, {tie} AS tie FROM (
                     SELECT id, collection_id AS cid, ts_rank_cd(tsv, q, 1) AS score
                     FROM chunks, (SELECT %(tsquery)s::tsquery AS q) qq
                     WHERE collection_id = ANY(%(collections)s) AND tsv @@ q AND {cond}
                 ) s
-                ORDER BY 2 DESC, id LIMIT %(k)s
+                ORDER BY 2 DESC, 3, id LIMIT %(k)s
                 """
-            ).format(cond=cond, norm=norm)
+            ).format(cond=cond, norm=norm, tie=sql.SQL(_PER_COLLECTION_TIE.format(key="id") if fair else "0"))
             args = {"tsquery": tsquery_literal(lexemes), "collections": ids, "k": k, **params}
         else:
             raise UsageError(f"unknown keyword ranking {ranking!r}; choose bm25 or ts_rank_cd", "ranking")
@@ -250,6 +255,7 @@ class RetrievalMixin(StoreBase):
         filters: SearchFilters | None,
         pruned: bool = True,
         norm: sql.Composable = sql.SQL("score"),
+        tie: sql.Composable = sql.SQL("0"),
     ) -> tuple[sql.Composed, dict[str, Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
         the k best chunk keys are turned back into chunk ids."""
@@ -259,7 +265,7 @@ class RetrievalMixin(StoreBase):
         query_sql = sql.SQL(
             """
             SELECT k.id, t.score
-            FROM (SELECT t.chunk_key, {norm} AS score
+            FROM (SELECT t.chunk_key, {norm} AS score, {tie} AS tie
                     FROM (SELECT c.id AS cid, t.chunk_key, t.score
                             FROM unnest(%(collections)s::bigint[]) AS c(id),
                                  LATERAL {fn}(
@@ -273,11 +279,11 @@ class RetrievalMixin(StoreBase):
                                      p_seed_postings  => %(seed_postings)s::int,
                                      p_split          => %(split)s::float8
                                  ) t) t
-                   ORDER BY 2 DESC, t.chunk_key LIMIT %(k)s) t
+                   ORDER BY 2 DESC, 3, t.chunk_key LIMIT %(k)s) t
             JOIN chunks k ON {chunk}
-            ORDER BY t.score DESC, t.chunk_key
+            ORDER BY t.score DESC, t.tie, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm)
+        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm, tie=tie)
         min_postings, seed_postings, split = self.bm25_prune_limits
         return query_sql, {
             "collections": ids,
@@ -300,6 +306,7 @@ class RetrievalMixin(StoreBase):
         b: float,
         filters: SearchFilters | None,
         norm: sql.Composable = sql.SQL("score"),
+        tie: sql.Composable = sql.SQL("0"),
     ) -> tuple[sql.Composed, dict[str, Any]]:
         """Every posting of every term summed: the reference the pruned paths are tested against (ADR 0005)."""
         cond, params = self._filter_sql(ids, filters)
@@ -316,7 +323,7 @@ class RetrievalMixin(StoreBase):
                 FROM documents WHERE collection_id = ANY(%(collections)s) GROUP BY 1
             )
             SELECT k.id, t.score FROM (
-                SELECT chunk_key, {norm} AS score FROM (
+                SELECT chunk_key, {norm} AS score, {tie} AS tie FROM (
                     SELECT p.chunk_key, p.collection_id AS cid,
                            sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
                                * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / st.avgdl)))
@@ -325,11 +332,11 @@ class RetrievalMixin(StoreBase):
                     WHERE {cond}
                     GROUP BY p.chunk_key, p.collection_id
                 ) s
-                ORDER BY 2 DESC, chunk_key LIMIT %(k)s
+                ORDER BY 2 DESC, 3, chunk_key LIMIT %(k)s
             ) t JOIN chunks k ON {chunk}
-            ORDER BY t.score DESC, t.chunk_key
+            ORDER BY t.score DESC, t.tie, t.chunk_key
             """
-        ).format(cond=cond, chunk=_CHUNK_OF_T, norm=norm)
+        ).format(cond=cond, chunk=_CHUNK_OF_T, norm=norm, tie=tie)
         return query_sql, {"collections": ids, "lexemes": lexemes, "k1": k1, "b": b, "k": k, **params}
 
     def lexeme_stats(self, collection: Collection, lexemes: Sequence[str]) -> dict[str, tuple[int, int, int]]:
