@@ -8,6 +8,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -315,7 +316,13 @@ def test_status_over_rest_and_mcp(
             assert body["watching"] is False and body["last_sync_at"]
             assert client.get("/v1/collections/no_such_one_here/status").status_code == 404
 
-        result = asyncio.run(build_mcp(ctx.search).call_tool("list_collections", {}))
+        async def listed() -> Any:  # through a client, as the local user (stdio / in-process: full access)
+            from mcp import Client
+
+            async with Client(build_mcp(ctx.search)) as client:
+                return await client.call_tool("list_collections", {})
+
+        result = asyncio.run(listed())
         [mine] = [c for c in result.structured_content["collections"] if c["name"] == unique_name]
         assert mine["sync"]["files_pending"] == 1 and mine["sync"]["watching"] is False
         assert mine["sync"]["failing"][0]["source"] == "empty.md"
