@@ -23,6 +23,8 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionNotFound, InvalidQuery
 from kaynak.quotes import MAX_QUOTE_CHARS, select_quotes, sentence_spans, word_spans
 from kaynak.search import SearchResults, SearchService
+from kaynak.search.hits import build_hits
+from kaynak.staleness import stale_chunks
 from kaynak.store import Store
 from kaynak.store import endpoint as endpoint_module
 from kaynak.structure import article_refs, promote_matching
@@ -48,7 +50,10 @@ def reference_search(svc: SearchService, query: str, collections: object, mode: 
     if refs:
         fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
     top = [f for f in fused[:k] if f.id in records]
-    return SearchResults(svc._hits(top, records, plan, {}), plan)
+    ids = [f.id for f in top]
+    ocr = svc.store.ocr_confidences(ids)  # pages read by OCR (kaynak.loaders.ocr)
+    stale = stale_chunks(svc.store, ids)  # files changed on disk since (kaynak.staleness)
+    return SearchResults(build_hits(svc.store, top, records, plan, {}, ocr, stale), plan)
 
 
 def plan_view(results: SearchResults) -> dict[str, object]:
