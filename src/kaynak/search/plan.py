@@ -137,8 +137,8 @@ def plan_facts(
     retry: bool = True,
 ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
     """The collections (``None`` → the default collection, ``"*"`` → all, else the named ones), with ``text``'s
-    terms per language (``Store.query_terms``) and, with ``check_embedded``, the ids of the collections that have
-    embeddings — one statement (``Store.plan_facts``). A positive embeddings answer is remembered in
+    terms per language (each with its document frequency) and, with ``check_embedded``, the ids of the collections
+    that have embeddings — one statement (``Store.plan_facts``). A positive embeddings answer is remembered in
     ``has_embeddings``: it rarely changes back, and a collection emptied later only makes its vector leg return
     nothing. Errors: a missing name (in order) → CollectionNotFound listing all; a name that is not text →
     InvalidQuery."""
