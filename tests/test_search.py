@@ -23,6 +23,7 @@ from kaynak.errors import (
 )
 from kaynak.quotes import MAX_QUOTE_CHARS
 from kaynak.search import SearchService, is_identifier_like, is_quoted, query_language
+from kaynak.search.legs import cross_language
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
 from kaynak.vocabulary import MAX_QUERY_CHARS
@@ -525,12 +526,12 @@ def test_cross_language_rule_fuses_vector_only(store: Store) -> None:
         question = "When does the owners' meeting take place and what is the manager doing?"
         plan = svc.plan(question, mixed.name, mode="hybrid")
         assert plan.query_language == "english" and plan.weights["keyword"] > 0
-        svc._cross_language(plan, en_chunk)
+        cross_language(svc.store, plan, en_chunk)
         assert not plan.cross_language and plan.weights["keyword"] > 0
-        svc._cross_language(plan, tr_chunk)
+        cross_language(svc.store, plan, tr_chunk)
         assert plan.cross_language and plan.weights["keyword"] == 0 and "vector only" in plan.reason
         other = svc.plan(question, tr_only.name, mode="hybrid")  # no English document to pull up: rule off
-        svc._cross_language(other, svc.search("toplanır", tr_only.name, mode="keyword", k=1)[0].chunk_id)
+        cross_language(svc.store, other, svc.search("toplanır", tr_only.name, mode="keyword", k=1)[0].chunk_id)
         assert not other.cross_language
         hits = svc.search(question, mixed.name, mode="hybrid", k=2)
         assert hits and hits.plan is not None

@@ -1,7 +1,7 @@
 """Round trips per search, pinned (docs/performance-search.md, "Per-search overhead (round 4)"), and the folded
 statements giving what the separate ones gave: the same hits, quotes, OCR and stale marks, plan reasons, errors and
-cross-language rule as the path of separate statements (still in the store: get_chunks, ocr_confidences,
-chunk_files, language_probe, query_terms, embedded_collection_ids) — and the pool's cheap connection check."""
+cross-language rule as the path of separate statements (get_chunks and language_probe in the store; the others in
+tests/separate_statements.py) — and the pool's cheap connection check."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionNotFound, InvalidQuery
 from kaynak.quotes import MAX_QUOTE_CHARS, select_quotes, sentence_spans, word_spans
 from kaynak.search import SearchResults, SearchService
+from kaynak.search.hits import build_hits
 from kaynak.store import Store
 from kaynak.store import endpoint as endpoint_module
 from kaynak.structure import article_refs, promote_matching
 from kaynak.syntax import parse_query
 from kaynak.types import Chunk, Collection, Page
 from roundtrips import RoundTrips
+from separate_statements import embedded_collection_ids, ocr_confidences, query_terms, stale_chunks
 from test_search import EN_DOC, HASH, TR_DOC, add_doc, make_service
 
 # Per mode, a search's round trips on a warm pool: the plan (one statement), the legs (keyword; the vector leg's
@@ -48,7 +50,10 @@ def reference_search(svc: SearchService, query: str, collections: object, mode: 
     if refs:
         fused = promote_matching(fused, refs, lambda f: records[f.id].section if f.id in records else None)
     top = [f for f in fused[:k] if f.id in records]
-    return SearchResults(svc._hits(top, records, plan, {}), plan)
+    ids = [f.id for f in top]
+    ocr = ocr_confidences(svc.store, ids)  # pages read by OCR (kaynak.loaders.ocr)
+    stale = stale_chunks(svc.store, ids)  # files changed on disk since (kaynak.staleness)
+    return SearchResults(build_hits(svc.store, top, records, plan, {}, ocr, stale), plan)
 
 
 def plan_view(results: SearchResults) -> dict[str, object]:
@@ -227,8 +232,8 @@ def test_plan_facts_equal_the_separate_statements(store: Store, cols: dict[str, 
         assert {c.name: c for c in found} == {c.name: store.get_collection(c.name) for c in group}
         for lang in {c.language for c in group}:
             ids = [c.id for c in group if c.language == lang]
-            assert terms[lang] == store.query_terms(lang, query, ids)
-        assert embedded == store.embedded_collection_ids([c.id for c in group])
+            assert terms[lang] == query_terms(store, lang, query, ids)
+        assert embedded == embedded_collection_ids(store, [c.id for c in group])
     everything, _, _ = store.plan_facts(None, None)
     assert everything == store.list_collections()
     for c in everything:

@@ -8,6 +8,8 @@ naming the field.
   not ``.`` or ``..``; no ``/``, spaces or control characters (so a name is always a URL path segment and never
   an escape sequence on a terminal). Existing collections keep working whatever their name.
 - Queries: at most ``vocabulary.MAX_QUERY_CHARS`` characters on every face.
+- Search requests (``check_query``, ``check_k``, ``check_group_by``, ``check_ranking``, ``check_filters``,
+  ``parse_metadata_pairs``): the query text, the number of hits, the grouping, the keyword ranking, the filters.
 - Metadata filter values: JSON scalars, lists and objects of them, numbers finite (no NaN or Infinity).
 - Collection lists: ``"a,b"``, ``["a", "b"]`` or ``"*"`` mean the same on every face (``parse_collections``).
 - Upload names: ``upload_paths`` turns the names a client sends into safe, unique relative paths that keep their
@@ -25,7 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kaynak.errors import InvalidQuery, UsageError
-from kaynak.vocabulary import MAX_QUERY_CHARS
+from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, MAX_QUERY_CHARS
 
 MAX_COLLECTION_NAME = 100
 COLLECTION_NAME_RE = re.compile(r"^[\w.-]+$")  # \w is Unicode: letters of any script, digits, underscore
@@ -34,6 +36,8 @@ MAX_PATH_PARTS = 8
 MAX_EXTENSION_CHARS = 16
 # Characters dropped from uploaded names: Windows-reserved ones and the glob dialect's (kaynak.globs) wildcards.
 _DROPPED = set('<>:"|?*\\')
+FILTER_KEYS = ("source_prefix", "source_glob", "metadata")
+GROUP_BY = ("chunk", "document")
 
 
 # ---------------------------------------------------------------------------------------------- collections
@@ -76,6 +80,68 @@ def check_query_length(text: str, field: str = "query") -> str:
             f"the query has {len(text)} characters; at most {MAX_QUERY_CHARS} are searched: shorten it", field
         )
     return text
+
+
+def check_query(query: Any) -> str:
+    """The query as searched: text, NUL bytes blanked, stripped, not empty, not too long."""
+    if not isinstance(query, str):
+        raise InvalidQuery(f"the query must be text, not {type(query).__name__}", "query")
+    text = query.replace("\x00", " ")
+    if not text.strip():
+        raise InvalidQuery("the query is empty; type the words or question to search for", "query")
+    return check_query_length(text.strip())
+
+
+def check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidQuery(f"k must be a whole number from 1 to {MAX_K}, not {k!r}", "k")
+    return k
+
+
+def check_group_by(group_by: Any) -> str:
+    if group_by is None:
+        return "chunk"
+    if group_by not in GROUP_BY:
+        raise InvalidQuery(f"unknown grouping {group_by!r}; choose one of {', '.join(GROUP_BY)}", "group_by")
+    return str(group_by)
+
+
+def check_ranking(ranking: str | None, default: str) -> str:
+    """The keyword ranking asked for, or ``default`` (the configured one) when none is."""
+    ranking = ranking or default
+    if ranking not in KEYWORD_RANKINGS:
+        raise InvalidQuery(
+            f"unknown keyword ranking {ranking!r}; choose one of {', '.join(KEYWORD_RANKINGS)}", "keyword_ranking"
+        )
+    return ranking
+
+
+def check_filters(filters: Any) -> tuple[str | None, str | None, dict[str, Any]]:
+    """A filters object (``FILTER_KEYS``) as ``(source_prefix, source_glob, metadata)``."""
+    if not isinstance(filters, Mapping):
+        raise InvalidQuery("filters must be an object with source_prefix, source_glob or metadata", "filters")
+    unknown = sorted(set(filters) - set(FILTER_KEYS))
+    if unknown:
+        raise InvalidQuery(f"unknown filter {', '.join(map(repr, unknown))}; use {', '.join(FILTER_KEYS)}", "filters")
+    for key in ("source_prefix", "source_glob"):
+        if filters.get(key) is not None and not isinstance(filters[key], str):
+            raise InvalidQuery(f"filter {key} must be text", "filters")
+    metadata = filters.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidQuery("filter metadata must be an object of field: value pairs", "filters")
+    check_filter_value(metadata)
+    return filters.get("source_prefix"), filters.get("source_glob"), dict(metadata)
+
+
+def parse_metadata_pairs(pairs: Sequence[str] | None, field: str = "meta") -> dict[str, Any]:
+    """``["lang=tr", "year=2024"]`` → ``{"lang": "tr", "year": "2024"}``: the metadata filter as faces receive it."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidQuery(f"metadata filter {pair!r} is not KEY=VALUE", field)
+        out[key.strip()] = value
+    return out
 
 
 def check_filter_value(value: Any, field: str = "filters", depth: int = 0) -> Any:

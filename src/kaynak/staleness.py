@@ -13,11 +13,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kaynak.store import Store
+from collections.abc import Mapping
 
 #: Files up to this size whose mtime changed but size did not are hashed to tell (bytes).
 HASH_LIMIT = 8 * 1024 * 1024
@@ -67,11 +63,6 @@ def file_changed(origin: str | None, size: int | None, mtime_ns: int | None, sha
     return digest is not None and digest != sha256
 
 
-def stale_chunks(store: Store, chunk_ids: Sequence[str]) -> set[str]:
-    """The ids among ``chunk_ids`` whose document's file has changed on disk since it was indexed."""
-    return stale_files(store.chunk_files(chunk_ids))
-
-
 def stale_files(files: Mapping[str, tuple[str | None, int | None, int | None, str]]) -> set[str]:
     """The ids among ``files`` (chunk id → its document's origin, size, mtime_ns, sha256) whose file changed."""
     by_file: dict[tuple[str | None, int | None, int | None, str], bool] = {}
@@ -84,4 +75,4 @@ def stale_files(files: Mapping[str, tuple[str | None, int | None, int | None, st
     return out
 
 
-__all__ = ["HASH_LIMIT", "file_changed", "stale_chunks", "stale_files"]
+__all__ = ["HASH_LIMIT", "file_changed", "stale_files"]

@@ -280,20 +280,6 @@ class CatalogueMixin(StoreBase):
             row = one(conn.execute("SELECT count(*) FROM chunks WHERE collection_id = %s", (collection.id,)))
         return int(row[0])
 
-    # ------------------------------------------------------------------ OCR marks
-    def ocr_confidences(self, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """For the chunks among ``chunk_ids`` that lie on OCR'd pages: Tesseract's mean confidence of that page
-        (0–100), from the document's metadata (``ocr.pages``, written by the loaders)."""
-        if not chunk_ids:
-            return {}
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT c.id, (d.metadata -> 'ocr' -> 'pages' ->> c.page::text)::float8 FROM chunks c "
-                "JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(%s) AND d.metadata ? 'ocr'",
-                (list(chunk_ids),),
-            ).fetchall()
-        return {r[0]: float(r[1]) for r in rows if r[1] is not None}
-
     # ------------------------------------------------------------------ document languages (documents.language)
     def language_probe(self, chunk_id_: str, collection_ids: Sequence[int], language: str) -> tuple[str | None, bool]:
         """The language of the document ``chunk_id_`` belongs to, and — only when that is another language than

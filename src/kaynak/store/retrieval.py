@@ -349,18 +349,6 @@ class RetrievalMixin(StoreBase):
         return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
 
     # ------------------------------------------------------------------ search service helpers
-    def embedded_collection_ids(self, collection_ids: Sequence[int]) -> set[int]:
-        """The ids among ``collection_ids`` whose chunks have embeddings (what the vector leg can search)."""
-        if not collection_ids:
-            return set()
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT c.id FROM collections c WHERE c.id = ANY(%s) AND EXISTS "
-                "(SELECT 1 FROM chunks k WHERE k.collection_id = c.id AND k.embedding IS NOT NULL)",
-                (list(collection_ids),),
-            ).fetchall()
-        return {int(r[0]) for r in rows}
-
     def plan_facts(
         self,
         names: Sequence[str] | None,
@@ -370,9 +358,10 @@ class RetrievalMixin(StoreBase):
         limit: int = MAX_QUERY_LEXEMES,
     ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
         """What a search plan needs, in one statement: the collections named (``None``: all, by name), for each
-        of their languages ``query_terms`` of ``text`` over that language's collections (when ``text`` is given),
-        and — with ``check_embedded`` — the ids among them with embeddings (``embedded_collection_ids``; those in
-        ``known_embedded`` are taken as they are). Names that do not exist are left out (the caller names them)."""
+        of their languages the lexemes of ``text`` (``query_lexemes``) each with how many chunks of that language's
+        collections contain it (when ``text`` is given), and — with ``check_embedded`` — the ids among them whose
+        chunks have embeddings (those in ``known_embedded`` are taken as they are). Names that do not exist are
+        left out (the caller names them)."""
         with self._conn() as conn:
             rows = conn.execute(
                 """
@@ -423,18 +412,3 @@ class RetrievalMixin(StoreBase):
             else:
                 terms.setdefault(r[3], []).append((r[10], int(r[11])))
         return cols, terms, embedded
-
-    def query_terms(
-        self, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
-    ) -> list[tuple[str, int]]:
-        """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it (one round
-        trip; the search service weights the keyword leg by the share of known terms, and match strength weighs
-        terms by their IDF)."""
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT u.lexeme, (SELECT coalesce(sum(s.df), 0) FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
-                "AND s.lexeme = u.lexeme)::bigint FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
-                "ORDER BY u.positions[1] LIMIT %s",
-                (list(collection_ids), language, text, limit),
-            ).fetchall()
-        return [(r[0], int(r[1])) for r in rows]

@@ -139,22 +139,6 @@ class ScopedStore(Store):
             raise DocumentNotFound(f"no document with id {document_id}")
         return doc, origin
 
-    def ocr_confidences(self, chunk_ids: Sequence[str]) -> dict[str, float]:
-        visible = set(self.get_chunks(chunk_ids))
-        return {k: v for k, v in super().ocr_confidences(chunk_ids).items() if k in visible}
-
-    def chunk_files(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str | None, int | None, int | None, str]]:
-        visible = set(self.get_chunks(chunk_ids))
-        return {k: v for k, v in super().chunk_files(chunk_ids).items() if k in visible}
-
-    def embedded_collection_ids(self, collection_ids: Sequence[int]) -> set[int]:
-        ids = {c.id for c in self.list_collections()}
-        return super().embedded_collection_ids([i for i in collection_ids if i in ids])
-
-    def query_terms(self, language: str, text: str, collection_ids: Sequence[int], limit: int = 64) -> Any:
-        ids = {c.id for c in self.list_collections()}
-        return super().query_terms(language, text, [i for i in collection_ids if i in ids], limit)
-
 
 # Store methods that need no override: they take no collection, name or id of stored content, write (a scoped
 # view is given to the read side only), or answer about ids that the view itself produced. Checked by the tests.

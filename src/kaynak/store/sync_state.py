@@ -175,15 +175,3 @@ class SyncStateMixin(StoreBase):
             ],
             "failing": [{"source": r[0], "reason": r[1], "failed_at": r[2]} for r in failures],
         }
-
-    def chunk_files(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str | None, int | None, int | None, str]]:
-        """chunk id → its document's (origin, file_size, file_mtime_ns, sha256): what ``stale`` is judged by."""
-        if not chunk_ids:
-            return {}
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT c.id, d.origin, d.file_size, d.file_mtime_ns, d.sha256 FROM chunks c "
-                "JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(%s)",
-                (list(chunk_ids),),
-            ).fetchall()
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}

@@ -1,0 +1,198 @@
+"""Run the legs of a search: the vector leg and the keyword leg side by side, and the cross-language rule.
+
+* Vector leg: the query embedded with each collection's own embedder (``collection.embedder``), HNSW top
+  ``candidates`` with ``ef_search`` raised and ``iterative_scan = relaxed_order`` (in ``Store.vector_search``);
+  query vectors are kept in an LRU (``QueryVectorCache``).
+* Keyword leg: one ranking per language (each collection's text search configuration): BM25 over the postings
+  table by default (each chunk's postings also carry its document title's terms), or the specification's OR
+  tsquery with ``ts_rank_cd(…, 1)``. It runs on its own connection while the vector leg embeds and scans.
+
+Cross-language rule (collections mixing languages): when the query's language is known, the collections hold
+documents in it, and yet the vector leg's best chunk lies in a document of another language, hybrid fuses the
+vector leg only — the keyword leg can only match the query's own language there (docs/adr/0017).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from kaynak.config import Settings
+from kaynak.errors import CollectionMismatch
+from kaynak.search.plan import SearchPlan
+from kaynak.store import SearchFilters, Store
+from kaynak.vocabulary import SearchMode
+
+if TYPE_CHECKING:
+    from kaynak.embeddings.base import Embedder
+
+QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedder name and query text)
+# Runs the keyword leg beside the vector leg (threads: both legs wait on PostgreSQL or a C embedder).
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
+
+Legs = dict[str, list[tuple[str, float]]]  # leg name → its ranked (chunk id, score) list
+
+
+class QueryVectorCache:
+    """A thread-safe LRU of query vectors keyed by (embedder name, query text)."""
+
+    def __init__(self, size: int = QUERY_VECTOR_CACHE) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, embedder: str, text: str) -> Any | None:
+        with self._lock:
+            vec = self._items.get((embedder, text))
+            if vec is not None:
+                self._items.move_to_end((embedder, text))
+            return vec
+
+    def put(self, embedder: str, text: str, vector: Any) -> None:
+        with self._lock:
+            self._items[(embedder, text)] = vector
+            self._items.move_to_end((embedder, text))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def run_legs(
+    store: Store,
+    settings: Settings,
+    embedder_factory: Callable[[str], Embedder],
+    query_vectors: QueryVectorCache,
+    text: str,
+    plan: SearchPlan,
+    depth: int,
+    flt: SearchFilters | None,
+    ranking: str,
+    forced: str | None,
+) -> tuple[Legs, dict[str, Any]]:
+    """The legs the plan's mode asks for, ``depth`` deep, and the query's vector per embedder (for the fill-in)."""
+    legs: Legs = {}
+    keyword: Future[list[tuple[str, float]]] | None = None
+    if plan.mode in (SearchMode.HYBRID, SearchMode.KEYWORD) and plan.keyword_coverage > 0:
+        # the keyword leg runs on its own connection while this thread embeds the query and scans HNSW
+        keyword = _LEGS.submit(keyword_leg, store, settings, plan, depth, flt, ranking)
+    vectors: dict[str, Any] = {}  # the query's vector per embedder (the vector leg fills it)
+    if plan.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
+        try:
+            legs["vector"] = vector_leg(
+                store, settings, embedder_factory, query_vectors, text, plan, depth, flt, forced, vectors
+            )
+        except BaseException:
+            if keyword is not None:
+                keyword.cancel()
+            raise
+    if keyword is not None:
+        legs["keyword"] = keyword.result()
+    return legs, vectors
+
+
+def vector_leg(
+    store: Store,
+    settings: Settings,
+    embedder_factory: Callable[[str], Embedder],
+    query_vectors: QueryVectorCache,
+    text: str,
+    plan: SearchPlan,
+    depth: int,
+    flt: SearchFilters | None,
+    forced: str | None,
+    vectors: dict[str, Any] | None = None,
+) -> list[tuple[str, float]]:
+    """HNSW top ``depth`` over the plan's embedded collections as ``(chunk id, cosine similarity)``, best
+    first; ``vectors`` (embedder name → the query's vector) is filled for the caller."""
+    vectors = {} if vectors is None else vectors
+    results: list[tuple[str, float]] = []
+    for col in plan.collections:
+        if forced is not None and forced != col.embedder:
+            raise CollectionMismatch(
+                f"collection {col.name!r} was built with embedder {col.embedder!r}, but the search forces "
+                f"{forced!r}; search without forcing an embedder, or re-ingest the collection with {forced!r}"
+            )
+        if col.id not in plan.embedded:
+            continue
+        if col.embedder not in vectors:
+            emb = embedder_factory(col.embedder)
+            if emb.dim != col.dim:
+                raise CollectionMismatch(
+                    f"collection {col.name!r} holds {col.dim}-dimensional vectors from {col.embedder!r}, but "
+                    f"embedder {emb.name!r} gives {emb.dim}; re-ingest the collection"
+                )
+            vec = query_vectors.get(emb.name, text)
+            if vec is None:
+                vec = emb.embed_queries([text])[0]
+                query_vectors.put(emb.name, text, vec)
+            vectors[col.embedder] = vec
+        hits = store.vector_search(col, vectors[col.embedder], depth, flt, settings.ef_search)
+        results.extend((cid, 1.0 - dist) for cid, dist in hits)
+    results.sort(key=lambda r: (-r[1], r[0]))
+    return results[:depth]
+
+
+def keyword_leg(
+    store: Store, settings: Settings, plan: SearchPlan, depth: int, flt: SearchFilters | None, ranking: str
+) -> list[tuple[str, float]]:
+    """The keyword ranking of each language's collections for the plan's lexemes, merged by score."""
+    results: list[tuple[str, float]] = []
+    for language, lexemes in plan.query_lexemes.items():
+        if not lexemes:
+            continue
+        group = [c for c in plan.collections if c.language == language]
+        results.extend(
+            store.keyword_search(
+                group,
+                None,
+                depth,
+                ranking,
+                flt,
+                k1=settings.bm25_k1,
+                b=settings.bm25_b,
+                lexemes=lexemes,
+                pruned=settings.bm25_pruning,
+                per_collection=True,
+            )
+        )
+    if len(plan.query_lexemes) > 1:
+        results.sort(key=lambda r: (-r[1], r[0]))
+    return results[:depth]
+
+
+def probe_of(plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> tuple[str, list[int], str] | None:
+    """The cross-language probe a search needs (``cross_language``'s condition), as ``Store.hit_chunks`` takes it:
+    (the vector leg's best chunk, the collections' ids, the query's language); None when none is needed."""
+    if (
+        plan.mode != SearchMode.HYBRID
+        or not legs.get("keyword")
+        or not legs.get("vector")
+        or plan.query_language is None
+    ):
+        return None
+    return legs["vector"][0][0], [c.id for c in plan.collections], plan.query_language
+
+
+def cross_language(store: Store, plan: SearchPlan, best_vector_chunk: str) -> None:
+    """Vector only when the answer is in another language: the query's language is known, the collections
+    hold documents in it, and yet the vector leg's best chunk lies in a document of another language. The
+    keyword leg can only match the query's own language there and would pull same-language documents over
+    the answer (ADR 0017: doc-QA English questions about a Turkish law, hit@1 0 → 1)."""
+    if plan.query_language is None:
+        return
+    ids = [c.id for c in plan.collections]
+    found, has_query_language = store.language_probe(best_vector_chunk, ids, plan.query_language)
+    apply_cross_language(plan, found, has_query_language)
+
+
+def apply_cross_language(plan: SearchPlan, found: str | None, has_query_language: bool) -> bool:
+    """The cross-language rule given the probe's answer (the language of the best vector chunk's document,
+    whether the collections hold documents in the query's language): True when it applied to ``plan``."""
+    if found is not None and found != plan.query_language and has_query_language:
+        plan.weights = {**plan.weights, "keyword": 0.0}
+        plan.cross_language = True
+        plan.reason += f"; the best vector match is in {found}, the query in {plan.query_language}: vector only"
+        return True
+    return False
