@@ -3,6 +3,7 @@ errors, ingest off the event loop, and a hypothesis sweep over the endpoints' pa
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.errors import UsageError
 from kaynak.server import create_app
 from kaynak.store import Store
-from kaynak.types import Chunk, Page
+from kaynak.types import Chunk, Collection, Page
 from servers import running
 
 TOKEN = "s3cret-token"
@@ -257,6 +258,8 @@ def test_writes_need_the_token(http: httpx.Client, unique_name: str) -> None:
     created = http.post("/v1/collections", json=body, headers=WRITE)
     assert created.status_code == 201, created.text
     assert created.json()["embedder"] == "hash" and created.json()["language"] == "english"
+    # the Collection model only describes the service's to_dict: same keys in the same order, none added
+    assert list(created.json()) == [f.name for f in dataclasses.fields(Collection)], created.text
     assert_problem(http.post("/v1/collections", json=body, headers=WRITE), 409, unique_name)
     assert_problem(http.delete(f"/v1/collections/{unique_name}"), 401)
     assert http.delete(f"/v1/collections/{unique_name}", headers=WRITE).json() == {"deleted": unique_name}
