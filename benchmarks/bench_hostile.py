@@ -122,9 +122,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="hash", help="hash (default: measures the server) or e5-small")
     args = parser.parse_args()
 
-    from kaynak.api import create_app
     from kaynak.config import load_settings
     from kaynak.context import Context
+    from kaynak.server import create_app
 
     data_dir = Path(tempfile.mkdtemp(prefix="kaynak-bench-hostile-"))
     settings = load_settings(

@@ -797,8 +797,8 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
     import httpx
     import uvicorn
 
-    from kaynak.api import create_app
     from kaynak.context import Context
+    from kaynak.server import create_app
 
     url = os.environ.get("KAYNAK_DATABASE_URL") or embedded_uri(DB_DIR)
     ctx = Context(Settings(database_url=url, collection=col.name, embedder="e5-small", data_dir=DB_DIR.parent))

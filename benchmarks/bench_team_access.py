@@ -37,10 +37,10 @@ def main() -> None:
     from fastapi.testclient import TestClient
 
     from kaynak.access import new_secret, secret_hash
-    from kaynak.api import create_app
     from kaynak.config import load_settings
     from kaynak.context import Context
     from kaynak.embeddings.hashing import HashEmbedder
+    from kaynak.server import create_app
     from kaynak.store.server import embedded_uri, stop_embedded
     from kaynak.types import Chunk, Page
 

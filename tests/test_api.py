@@ -3,7 +3,9 @@ errors, ingest off the event loop, and a hypothesis sweep over the endpoints' pa
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import threading
 import time
@@ -18,13 +20,14 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kaynak.api import create_app, safe_relpath
+from kaynak.api import safe_relpath
 from kaynak.config import load_settings
 from kaynak.context import Context
 from kaynak.embeddings.hashing import HashEmbedder
 from kaynak.errors import UsageError
+from kaynak.server import create_app
 from kaynak.store import Store
-from kaynak.types import Chunk, Page
+from kaynak.types import Chunk, Collection, Page
 from servers import running
 
 TOKEN = "s3cret-token"
@@ -119,6 +122,56 @@ def test_openapi_docs_and_health(http: httpx.Client) -> None:
     assert body["model"] == {"name": "hash", "ok": True, "dim": 64, "reranker": None}
 
 
+def test_openapi_describes_each_answer_with_a_typed_model(http: httpx.Client) -> None:
+    """Clients generated from the OpenAPI document get types: a hit, a collection, a document, an ingest report."""
+    schema = http.get("/openapi.json").json()
+    schemas = schema["components"]["schemas"]
+    for name in ("Hit", "Quote", "Match", "Collection", "Document", "Chunk", "IngestReport", "Access", "PageImage"):
+        assert name in schemas, name
+    assert {"chunk_id", "quote", "score", "match", "document_id", "stale"} <= set(schemas["Hit"]["properties"])
+
+    def answer(path: str, method: str) -> str:
+        responses = schema["paths"][path][method]["responses"]
+        ok = responses.get("200") or responses["201"]
+        return str(ok["content"]["application/json"]["schema"]["$ref"]).rsplit("/", 1)[-1]
+
+    assert answer("/v1/search", "get") == "SearchResponse"
+    assert answer("/v1/collections", "get") == "CollectionList"
+    assert answer("/v1/collections", "post") == "Collection"
+    assert answer("/v1/collections/{name}/documents", "post") == "IngestReport"
+    assert answer("/v1/collections/{name}/documents/{source}", "get") == "Document"
+    assert answer("/v1/chunks/{chunk_id}", "get") == "ChunkContext"
+    assert answer("/v1/access", "get") == "Access"
+    assert answer("/v1/documents/{document_id}/pages/{number}/image", "get") == "PageImage"
+
+
+def test_typed_answers_are_the_services_dicts_byte_for_byte(http: httpx.Client, ctx: Context, seeded: str) -> None:
+    """The response models only describe: each body is the JSON of what the service returns, same keys, same order,
+    same numbers (no int turned float, no field added as null)."""
+
+    def same(path: str, expected: Any, **params: Any) -> None:
+        r = http.get(path, params=params)
+        assert r.status_code == 200, r.text
+        assert r.content == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode(), path
+
+    search = ctx.search
+    langs = search.document_languages([seeded]).get(seeded, [])
+    same(f"/v1/collections/{seeded}", {**search.get_collection(seeded).to_dict(), "document_languages": langs})
+    same(f"/v1/collections/{seeded}/documents", {"documents": [d.to_dict() for d in search.list_documents(seeded)]})
+    same(f"/v1/collections/{seeded}/documents/hukuk/aidat.md", search.get_document(seeded, "hukuk/aidat.md").to_dict())
+    text = search.page_text(seeded, "hukuk/aidat.md", 2)
+    same(
+        f"/v1/collections/{seeded}/page",
+        {"collection": seeded, "source": "hukuk/aidat.md", "page": 2, "text": text},
+        source="hukuk/aidat.md",
+        number=2,
+    )
+    chunk_id = http.get("/v1/search", params={"q": "aidat", "collections": seeded}).json()["hits"][0]["chunk_id"]
+    chunks = search.chunk_context(chunk_id, 1, 1)
+    hit = next(c for c in chunks if c.id == chunk_id)
+    same(f"/v1/chunks/{chunk_id}", {"chunk": hit.to_dict(), "context": [c.to_dict() for c in chunks]})
+
+
 def test_search_get_and_post(http: httpx.Client, seeded: str) -> None:
     r = http.get("/v1/search", params={"q": "kat malikleri ne zaman toplanır", "collections": seeded, "k": 3})
     assert r.status_code == 200, r.text
@@ -205,6 +258,8 @@ def test_writes_need_the_token(http: httpx.Client, unique_name: str) -> None:
     created = http.post("/v1/collections", json=body, headers=WRITE)
     assert created.status_code == 201, created.text
     assert created.json()["embedder"] == "hash" and created.json()["language"] == "english"
+    # the Collection model only describes the service's to_dict: same keys in the same order, none added
+    assert list(created.json()) == [f.name for f in dataclasses.fields(Collection)], created.text
     assert_problem(http.post("/v1/collections", json=body, headers=WRITE), 409, unique_name)
     assert_problem(http.delete(f"/v1/collections/{unique_name}"), 401)
     assert http.delete(f"/v1/collections/{unique_name}", headers=WRITE).json() == {"deleted": unique_name}

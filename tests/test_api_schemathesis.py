@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis.errors import Unsatisfiable  # noqa: E402
 from schemathesis import checks as st_checks  # noqa: E402
 
-from kaynak.api import create_app  # noqa: E402
 from kaynak.config import load_settings  # noqa: E402
 from kaynak.context import Context  # noqa: E402
+from kaynak.server import create_app  # noqa: E402
 
 TOKEN = "schema-token"
 EXAMPLES = int(os.environ.get("KAYNAK_SCHEMATHESIS_EXAMPLES", "12"))

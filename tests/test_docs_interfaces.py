@@ -28,11 +28,11 @@ from fastapi.testclient import TestClient
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from typer.testing import CliRunner
 
-from kaynak.api import create_app
 from kaynak.cli import app as cli_app
 from kaynak.config import Settings, load_settings
 from kaynak.context import Context
 from kaynak.mcp_server import build_mcp
+from kaynak.server import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = (REPO / "docs" / "interfaces.md").read_text(encoding="utf-8")

@@ -31,9 +31,9 @@ from typing import Any
 import httpx
 import pytest
 
-from kaynak.api import create_app
 from kaynak.config import load_settings
 from kaynak.context import Context
+from kaynak.server import create_app
 from kaynak.vocabulary import MAX_QUERY_CHARS
 from servers import running
 

@@ -3,7 +3,9 @@
 Layers (docs/adr/0019-module-layout.md), lowest first: shared vocabulary and pure text helpers; engines and the
 store; the services; the context that wires them; the evaluation harness; the faces. A module may import its own
 layer or a lower one, never a higher one (function-level imports count too). A new top-level module must be given
-a layer here.
+a layer here. The faces of one layer do not import each other where that would tangle them: the REST API (``api``)
+and the web page (``web``) know nothing of each other; ``server``, the HTTP composition root, assembles them (and
+MCP) from the layer above, and ``cli`` runs it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ LAYERS: dict[str, int] = {
     "loaders": 1,
     "store": 1,
     "upload_store": 1,
+    "originals": 1,
     # 2: services
     "search": 2,
     "ingest": 2,
@@ -60,10 +63,15 @@ LAYERS: dict[str, int] = {
     # 5: faces
     "api": 5,
     "mcp_server": 5,
-    "cli": 5,
     "web": 5,
-    "__main__": 5,
+    # 6: the roots that assemble faces: the HTTP app (REST + MCP + page) and the command line that serves it
+    "server": 6,
+    "cli": 6,
+    "__main__": 6,
 }
+
+# Parts of one layer that must not import each other, either way.
+SEPARATE = [("api", "web")]
 
 # Modules allowed to talk to PostgreSQL directly: the store, and backup (pg_dump / pg_restore around it).
 DATABASE_MODULES = {"store", "backup"}
@@ -115,6 +123,30 @@ def test_imports_only_point_down() -> None:
         if to != part and LAYERS[to] > LAYERS[part]:
             upward.append(f"{where} imports {target} (layer {LAYERS[part]} → {LAYERS[to]})")
     assert not upward, "\n".join(upward)
+
+
+def test_separate_faces_do_not_import_each_other() -> None:
+    found = [
+        f"{where} imports {target}"
+        for where, part, target in _imports()
+        for a, b in SEPARATE
+        if (part, _part(target)) in {(a, b), (b, a)} and target.startswith("kaynak.")
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_package_imports_have_no_cycle() -> None:
+    """Between top-level parts: no part imports one that (directly or not) imports it back."""
+    edges: dict[str, set[str]] = {}
+    for _, part, target in _imports():
+        if target.startswith("kaynak.") and _part(target) != part:
+            edges.setdefault(part, set()).add(_part(target))
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(nxt == goal or reaches(nxt, goal, seen | {nxt}) for nxt in edges.get(start, set()) - seen)
+
+    cycles = sorted(p for p in edges if reaches(p, p, set()))
+    assert not cycles, cycles
 
 
 def test_only_the_store_talks_to_the_database() -> None:

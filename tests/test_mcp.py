@@ -121,7 +121,7 @@ def test_stdio_with_sdk_client(collection: str, kaynak_env: dict[str, str], tmp_
 
 
 def test_streamable_http_with_sdk_client(collection: str, data_dir: Path, database_url: str) -> None:
-    from kaynak.api import create_app
+    from kaynak.server import create_app
 
     ctx = Context(load_settings(data_dir=data_dir, database_url=database_url, embedder="hash"))
 

@@ -302,8 +302,8 @@ def test_search_finds_the_scanned_page(tmp_path: Path, env: dict[str, str], uniq
         # every face says so: REST (the hit as JSON), MCP (the hit as the model sees it), CLI (next to the page)
         from fastapi.testclient import TestClient
 
-        from kaynak.api import create_app
         from kaynak.mcp_server import _hit_for_model
+        from kaynak.server import create_app
 
         with TestClient(create_app(ctx)) as client:
             r = client.get("/v1/search", params={"q": question, "collections": unique_name, "mode": "keyword", "k": 1})

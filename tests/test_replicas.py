@@ -205,7 +205,7 @@ def test_doctor_and_ingest_wait_replicas_from_the_cli(
 
     from fastapi.testclient import TestClient
 
-    from kaynak.api import create_app
+    from kaynak.server import create_app
 
     with Context() as ctx, TestClient(create_app(ctx)) as http:
         body = http.get("/v1/health").json()

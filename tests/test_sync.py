@@ -298,9 +298,9 @@ def test_status_over_rest_and_mcp(
 
     from fastapi.testclient import TestClient
 
-    from kaynak.api import create_app
     from kaynak.context import Context
     from kaynak.mcp_server import build_mcp
+    from kaynak.server import create_app
 
     make_tree(tmp_path, 2)
     write(tmp_path / "empty.md", "")

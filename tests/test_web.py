@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from kaynak.config import load_settings
 from kaynak.context import Context
 from kaynak.errors import OriginalFileUnavailable
-from kaynak.web.files import open_original
+from kaynak.originals.files import open_original
 from kaynak.web.i18n import STRINGS, choose_language
 from kaynak.web.page import strings_json
 from webapp import HOSTILE_NAME, ingest_samples, make_app
@@ -387,7 +387,7 @@ def test_highlights_never_fail_on_odd_input(
 
 # ---------------------------------------------------------------------------------------------- the PDF page (issue 28)
 def test_locate_matches_on_letters_and_digits() -> None:
-    from kaynak.web.pdfpage import locate
+    from kaynak.originals.pdfpage import locate
 
     layer = "Madde 29 –\r\nKat malikleri ku-\r\nrulu, yılda bir defadan az olmamak üzere toplanır."
     assert locate(layer, "Kat malikleri kurulu, yılda bir") == (layer.index("Kat"), layer.index("bir") + 3)
@@ -404,7 +404,7 @@ def test_render_page_marks_the_quote_within_caps() -> None:
     from PIL import Image
 
     from kaynak.loaders.pdf import load_pdf
-    from kaynak.web.pdfpage import MAX_PIXELS, render_page
+    from kaynak.originals.pdfpage import MAX_PIXELS, render_page
 
     path = Path(__file__).resolve().parents[1] / "samples" / "kat-mulkiyeti-excerpt.pdf"
     data = path.read_bytes()

@@ -1,6 +1,7 @@
-"""Test helper for the web page: the API app with the page's router, and a collection of the samples.
+"""Test helper for the web page: the whole app (``kaynak.server``: REST, MCP and the page), and a collection of the
+samples.
 
-``make_app`` includes ``kaynak.web.router`` unless the app factory already does. ``ingest_samples`` ingests
+``make_app`` is ``kaynak.server.create_app``. ``ingest_samples`` ingests
 ``samples/`` (hash embedder) plus a hostile text file whose name and text carry HTML and script.
 """
 
@@ -10,8 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from kaynak.api import create_app
 from kaynak.context import Context
+from kaynak.server import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -24,12 +25,7 @@ HOSTILE_TEXT = (
 
 
 def make_app(ctx: Context) -> Any:
-    app = create_app(ctx)
-    if not any(getattr(route, "path", None) == "/" for route in app.routes):
-        from kaynak.web import router
-
-        app.include_router(router(ctx))
-    return app
+    return create_app(ctx)
 
 
 def ingest_samples(ctx: Context, name: str, workdir: Path) -> Path:

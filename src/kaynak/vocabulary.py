@@ -46,3 +46,4 @@ LANGUAGES: tuple[str, ...] = tuple(lang.value for lang in Language)
 
 MAX_K = 100  # most hits one search returns, on every face
 MAX_QUERY_CHARS = 4000  # longest query accepted, on every face
+UI_LANGUAGES = ("tr", "en")  # the languages the web page and its messages speak (GET /v1/access lists them)

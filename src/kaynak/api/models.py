@@ -1,4 +1,4 @@
-"""Request bodies of the REST API (pydantic models): search requests, filters and new collections."""
+"""Request and response bodies of the REST API (pydantic models): searches, hits, collections, highlights."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class SearchRequest(NoNul):
         return parse_collections(v)
 
 
-class MatchOut(BaseModel):
+class Match(BaseModel):
     """How likely a hit answers the question (kaynak.match)."""
 
     probability: float = Field(..., ge=0, le=1, description="Calibrated probability that the hit answers.")
@@ -76,14 +76,16 @@ class MatchOut(BaseModel):
     )
 
 
-class QuoteOut(BaseModel):
+class Quote(BaseModel):
+    """A verbatim passage of a page: the stored page text's ``[char_start:char_end]``."""
+
     text: str
     char_start: int
     char_end: int
 
 
-class HitOut(BaseModel):
-    """One hit; further fields (`text`, `document_id`, `ocr`, `stale`, …) as the search returns them."""
+class Hit(BaseModel):
+    """One hit of a search: where it is (collection, source, page, section), the verbatim quote, its scores."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -93,19 +95,176 @@ class HitOut(BaseModel):
     title: str
     page: int
     section: str | None
-    quote: QuoteOut
+    quote: Quote
     score: float
     scores: dict[str, float | int | None]
-    match: MatchOut | None = None
+    match: Match | None = None
+    char_start: int = Field(0, description="The chunk's start in the page text (the quote lies within the chunk).")
+    char_end: int = Field(0, description="The chunk's end in the page text.")
+    text: str = Field("", description="The whole chunk the quote was taken from.")
+    document_id: int | None = Field(None, description="The document's id (its original file: /v1/documents/{id}).")
+    ocr: dict[str, Any] | None = Field(None, description='`{"confidence": 0–100}` when the page was read by OCR.')
+    stale: bool = Field(False, description="The document's file changed on disk after it was indexed.")
 
 
 class SearchResponse(BaseModel):
-    hits: list[HitOut] = Field(..., description="Best first.")
+    hits: list[Hit] = Field(..., description="Best first.")
     no_good_match: bool = Field(
         ...,
         description="true when no hit is likely to answer (every hit's match is weak, or there are no hits): "
         "the documents searched probably do not say.",
     )
+
+
+# Response bodies below mirror, field for field and in order, the dicts the services' ``to_dict`` return: the JSON
+# is the same as before they were typed. Routes whose body may leave a field out use ``response_model_exclude_unset``.
+
+
+class Collection(BaseModel):
+    """A collection with its counts; `document_languages` (not on creation): languages detected in its documents."""
+
+    id: int
+    name: str
+    language: str
+    embedder: str
+    dim: int
+    document_count: int
+    chunk_count: int
+    created_at: str | None
+    document_languages: list[str] = Field(
+        default_factory=list, description='The languages detected in its documents, e.g. `["english", "turkish"]`.'
+    )
+
+
+class CollectionList(BaseModel):
+    collections: list[Collection]
+
+
+class CollectionDeleted(BaseModel):
+    deleted: str = Field(..., description="The name of the collection deleted.")
+
+
+class Document(BaseModel):
+    """A stored document: its source (path within the collection), hash, title, counts and metadata."""
+
+    id: int
+    collection: str
+    source: str
+    sha256: str
+    title: str
+    page_count: int
+    chunk_count: int
+    metadata: dict[str, Any]
+    ingested_at: str | None
+    warnings: list[str] = Field(..., description="What went wrong while reading it (it was stored anyway).")
+    origin: str | None = Field(..., description="The file's absolute path at ingest time (null: unknown).")
+
+
+class DocumentList(BaseModel):
+    documents: list[Document] = Field(..., description="Ordered by source.")
+
+
+class DocumentDeleted(BaseModel):
+    deleted: str = Field(..., description="The source of the document deleted.")
+    collection: str
+
+
+class PageText(BaseModel):
+    collection: str
+    source: str
+    page: int
+    text: str = Field(..., description="The page's stored text, which quote offsets point into.")
+
+
+class Chunk(BaseModel):
+    """A stored chunk: ``text`` is its page's text ``[char_start:char_end]``."""
+
+    id: str
+    collection: str
+    document_id: int
+    source: str
+    title: str
+    ord: int
+    page: int
+    section: str | None
+    char_start: int
+    char_end: int
+    text: str
+
+
+class ChunkContext(BaseModel):
+    chunk: Chunk | None = Field(..., description="The chunk asked for (null when it is gone).")
+    context: list[Chunk] = Field(..., description="It and its neighbours in the same document, in order.")
+
+
+class IngestReport(BaseModel):
+    """What an ingest did: every file in exactly one of added, updated, unchanged, partial, failed or skipped."""
+
+    collection: str
+    language: str | None
+    embedder: str | None
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    partial: list[str] = Field(..., description="Stored, but something could not be read: see `warnings`.")
+    removed: list[str]
+    failed: list[dict[str, str]] = Field(..., description='`{"source", "error"}` each: nothing of it stored.')
+    skipped: list[dict[str, str]] = Field(..., description='`{"source", "reason"}` each: left out on purpose.')
+    warnings: list[dict[str, str]] = Field(..., description='`{"source", "warning"}` for partial and failed files.')
+    chunks: int
+    embedded: int
+    ignored: int
+    seconds: float
+    truncated: int
+    interrupted: bool
+    ok: bool = Field(..., description="Every file was taken whole (none failed, none partial).")
+
+
+class Highlights(BaseModel):
+    highlights: list[list[list[int]]] = Field(
+        ..., description="Per item, the `[start, end]` character spans of the words that match the query."
+    )
+
+
+class Access(BaseModel):
+    """What the caller's bearer token allows, and what this server asks of callers."""
+
+    read: bool
+    write: bool
+    read_token_required: bool
+    writes_enabled: bool
+    languages: list[str] = Field(..., description="The languages the web page speaks.")
+    token: str | None = Field(..., description="The token's name (null without a token).")
+    scopes: dict[str, list[str] | str] = Field(..., description='Per right (read, write, admin), `"*"` or names.')
+
+
+class PageImage(BaseModel):
+    """A PDF page drawn as a PNG, with the passage asked for marked on it."""
+
+    document_id: int
+    source: str
+    page: int
+    page_count: int
+    width: int
+    height: int
+    found: bool = Field(..., description="Whether the passage was located in the page's text layer.")
+    boxes: list[list[float]] = Field(..., description="The passage's `[left, top, width, height]` page fractions.")
+    image: str = Field(..., description="The page as a `data:image/png;base64,` URL.")
+
+
+MAX_HIGHLIGHT_TEXT = 20_000  # longest text one highlight item may carry
+
+
+class HighlightItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    collection: str = Field(min_length=1, max_length=200)
+    text: str = Field(max_length=MAX_HIGHLIGHT_TEXT)
+
+
+class HighlightRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The query, as searched.")
+    items: list[HighlightItem] = Field(max_length=MAX_K, description="Texts to highlight, with their collection.")
 
 
 class CollectionIn(NoNul):

@@ -53,7 +53,7 @@ def serve(
     with errors_handled():  # an old schema whose upgrade is big: say what to run instead of migrating for minutes
         _check_schema(ctx)
     err_console.print(f"kaynak on http://{s.host}:{s.port}  page /  REST /v1  docs /docs  MCP /mcp", highlight=False)
-    from kaynak.api import serve as run_server
+    from kaynak.server import serve as run_server
 
     watcher = None
     if watch:  # the same watcher as `kaynak watch`, in a thread of this process (kaynak.ingest.watch)

@@ -8,7 +8,9 @@ their own casing (İ/i, I/ı); the page sets ``lang`` so anything the browser up
 
 from __future__ import annotations
 
-LANGS = ("tr", "en")
+from kaynak.vocabulary import UI_LANGUAGES
+
+LANGS = UI_LANGUAGES  # the page's languages (also announced by GET /v1/access)
 DEFAULT_LANG = "en"
 
 STRINGS: dict[str, dict[str, str]] = {

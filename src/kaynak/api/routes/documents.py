@@ -18,6 +18,7 @@ from kaynak.rules import upload_paths
 from kaynak.vocabulary import LanguageName
 
 from ..deps import Read, Write, get_context
+from ..models import ChunkContext, Document, DocumentDeleted, DocumentList, IngestReport, PageText
 from ..problems import problem, responses
 from ..uploads import CONTENT_TYPES, GENERIC_TYPES, MAX_UPLOAD_FILES, supported_extensions
 
@@ -25,7 +26,7 @@ router = APIRouter(prefix="/v1", tags=["documents"], responses=responses(400, 40
 Ctx = Annotated[Context, Depends(get_context)]
 
 
-@router.get("/collections/{name}/documents", dependencies=[Read])
+@router.get("/collections/{name}/documents", dependencies=[Read], response_model=DocumentList)
 def documents_list(
     name: str,
     ctx: Ctx,
@@ -37,7 +38,7 @@ def documents_list(
     return {"documents": [d.to_dict() for d in ctx.search.list_documents(name, prefix, limit, offset)]}
 
 
-@router.get("/collections/{name}/page", dependencies=[Read])
+@router.get("/collections/{name}/page", dependencies=[Read], response_model=PageText)
 def page_get(
     name: str,
     ctx: Ctx,
@@ -51,6 +52,7 @@ def page_get(
 @router.post(
     "/collections/{name}/documents",
     dependencies=[Write],
+    response_model=IngestReport,
     responses={
         207: {"description": "Some files were stored, some failed: the report lists them"},
         **responses(400, 401, 403, 408, 409, 413, 422, 503),
@@ -186,20 +188,20 @@ def _report_for(report: dict[str, Any], rels: set[str], root: Path, data_dir: Pa
     return scrub(out)
 
 
-@router.get("/collections/{name}/documents/{source:path}", dependencies=[Read])
+@router.get("/collections/{name}/documents/{source:path}", dependencies=[Read], response_model=Document)
 def documents_get(name: str, source: str, ctx: Ctx) -> dict[str, Any]:
     """One document with its metadata (the source path may contain slashes)."""
     return ctx.search.get_document(name, source).to_dict()
 
 
-@router.delete("/collections/{name}/documents/{source:path}", dependencies=[Write])
+@router.delete("/collections/{name}/documents/{source:path}", dependencies=[Write], response_model=DocumentDeleted)
 def documents_delete(name: str, source: str, ctx: Ctx) -> dict[str, Any]:
     """Delete one document from a collection (needs the API token)."""
     ctx.ingest.delete_document(name, source)
     return {"deleted": source, "collection": name}
 
 
-@router.get("/chunks/{chunk_id}", dependencies=[Read])
+@router.get("/chunks/{chunk_id}", dependencies=[Read], response_model=ChunkContext)
 def chunk_get(
     chunk_id: Annotated[str, PathParam(min_length=1, max_length=64)],
     ctx: Ctx,

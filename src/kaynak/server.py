@@ -1,22 +1,33 @@
-"""The ASGI app: ``create_app`` wires the REST routers (``/v1``), the MCP Streamable HTTP endpoint (``/mcp``),
-the middleware and the error handlers; ``serve`` runs it with uvicorn (``kaynak serve``)."""
+"""The HTTP composition root: ``create_app`` assembles REST (``kaynak.api``), MCP and the web page into one app.
+
+``create_app`` wires the REST routers (``/v1``), the MCP Streamable HTTP endpoint (``/mcp``), the web page at ``/``
+(``kaynak.web``), the middleware and the error handlers; ``serve`` runs it with uvicorn (``kaynak serve``). The
+faces it assembles never import each other: ``api`` knows nothing of the page, ``web`` nothing of the REST routes.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request
 
 from kaynak import __version__
+from kaynak.api.deps import ReadAuth, no_nul_params
+from kaynak.api.limits import Guard, header_deadline_protocol, mcp_transport_security
+from kaynak.api.observe import router as metrics_router
+from kaynak.api.problems import install_handlers, responses
+from kaynak.api.routes import ROUTERS
+from kaynak.api.team import Team, TeamGate, configure_request_log, team_of
 from kaynak.context import Context
+from kaynak.mcp_server import build_mcp
+from kaynak.web import router as web_router
 
-from .deps import ReadAuth, no_nul_params
-from .limits import Guard, header_deadline_protocol, mcp_transport_security
-from .observe import router as metrics_router
-from .problems import install_handlers, responses
-from .routes import ROUTERS
-from .team import Team, TeamGate, configure_request_log
+
+def page_access(request: Request) -> tuple[bool, bool]:
+    """For the web page: whether reads need a token on this server, and whether writes are enabled at all."""
+    team = team_of(request.scope)
+    return not team.reads_open(), team.writes_enabled()
 
 
 def create_app(context: Context | None = None) -> FastAPI:
@@ -24,8 +35,6 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     ``context`` defaults to a new ``Context`` from the environment; the database and models load on first use.
     """
-    from kaynak.mcp_server import build_mcp
-
     ctx = context or Context()
     settings = ctx.settings
     mcp = build_mcp(lambda: ctx.search)
@@ -70,9 +79,7 @@ def create_app(context: Context | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
-    from kaynak.web import router as web_router  # the web page at / (imported here: it uses .deps)
-
-    web = web_router(ctx)
+    web = web_router(ctx, page_access)  # the page at / and its static files
     app.include_router(web)
     app.include_router(metrics_router())
 

@@ -39,6 +39,12 @@ CONTENT_TYPES = {
 INLINE = {".pdf", ".html", ".htm", ".xhtml", ".md", ".markdown", ".mdx", ".txt", ".text"}
 #: the policy an inline HTML original is shown under: no script or plugin, no forms or navigation of the page,
 #: nothing fetched but inline styles and data: images (a sandbox without allow-same-origin: an opaque origin)
+# Headers on every answer that carries a file or a page: no sniffing, no referrer, no framing.
+SAFE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
 SANDBOX_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
