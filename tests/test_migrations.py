@@ -224,6 +224,16 @@ def test_fresh_and_upgraded_step_by_step_are_the_same(new_database: Callable[[],
     assert all(_answers(fresh, name))
 
 
+def _fresh_and_version_11(new_database: Callable[[], str]) -> tuple[str, str, str]:
+    """A database filled by today's kaynak, one at schema 11 holding the same documents, and the collection."""
+    fresh, old = new_database(), new_database()
+    name = "mig_" + uuid.uuid4().hex[:6]
+    with Store(fresh, pool_size=1) as store:
+        _ingest(store, name)
+    _at_version_11(fresh, old)
+    return fresh, old, name
+
+
 def _at_version_11(fresh: str, old: str) -> None:
     _copy_as_version_1(fresh, old)
     with psycopg.connect(old, autocommit=True) as conn:
@@ -262,10 +272,7 @@ def test_an_upgrade_stopped_midway_resumes_to_the_same_state(
 def test_a_big_upgrade_is_refused_at_start_with_what_to_run(
     new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fresh, old = new_database(), new_database()
-    with Store(fresh, pool_size=1) as store:
-        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
-    _at_version_11(fresh, old)
+    _, old, _ = _fresh_and_version_11(new_database)
     monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)
     with pytest.raises(MigrationRequired, match=rf"schema 11 to {migrations.LATEST}.*kaynak migrate"):
         Store(old, pool_size=1)
@@ -278,10 +285,7 @@ def test_a_big_upgrade_is_refused_at_start_with_what_to_run(
 
 
 def test_a_small_upgrade_runs_at_start(new_database: Callable[[], str]) -> None:
-    fresh, old = new_database(), new_database()
-    with Store(fresh, pool_size=1) as store:
-        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
-    _at_version_11(fresh, old)
+    _, old, _ = _fresh_and_version_11(new_database)
     with Store(old, pool_size=1) as store:
         assert store.applied_migrations == UPGRADE
 
@@ -305,11 +309,7 @@ def test_cli_migrate_status_upgrade_and_doctor(
 
     from kaynak.cli import app
 
-    fresh, old = new_database(), new_database()
-    with Store(fresh, pool_size=1) as store:
-        name = "mig_" + uuid.uuid4().hex[:6]
-        _ingest(store, name)
-    _at_version_11(fresh, old)
+    _, old, name = _fresh_and_version_11(new_database)
     monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
     monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)  # this small database stands for a big one
     runner = CliRunner()
@@ -333,10 +333,7 @@ def test_cli_migrate_takes_a_backup_first(
 
     from kaynak.cli import app
 
-    fresh, old = new_database(), new_database()
-    with Store(fresh, pool_size=1) as store:
-        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
-    _at_version_11(fresh, old)
+    _, old, _ = _fresh_and_version_11(new_database)
     monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
     res = CliRunner().invoke(app, ["migrate", "--backup", str(tmp_path / "before.dump")])
     assert res.exit_code == 0, res.output
@@ -348,10 +345,7 @@ def test_a_server_told_to_migrate_always_backs_up_first(
 ) -> None:
     from kaynak.context import Context
 
-    fresh, old = new_database(), new_database()
-    with Store(fresh, pool_size=1) as store:
-        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
-    _at_version_11(fresh, old)
+    _, old, _ = _fresh_and_version_11(new_database)
     with Context(database_url=old, data_dir=tmp_path, migrate="always") as ctx:
         assert ctx.store.applied_migrations == UPGRADE
     backups = list((tmp_path / "backups").glob(f"before-schema-{migrations.LATEST}-*.dump"))
