@@ -819,9 +819,12 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
     lock = threading.Lock()
     stop = time.monotonic() + seconds
 
+    client_cpu: list[float] = []
+
     def client(n: int) -> None:
         nonlocal errors
         i = n
+        c0 = time.thread_time()
         with httpx.Client(timeout=30) as http:
             while time.monotonic() < stop:
                 t0 = time.perf_counter()
@@ -834,14 +837,18 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
                     times.append(time.perf_counter() - t0)
                     errors += not ok
                 i += clients
+        with lock:
+            client_cpu.append(time.thread_time() - c0)
 
-    t0 = time.perf_counter()
+    t0, cpu0, pg0 = time.perf_counter(), time.process_time(), server_cpu_s()
     workers = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
     wall = time.perf_counter() - t0
+    # the server's CPU: this process less its client threads, plus every PostgreSQL process
+    served_cpu = time.process_time() - cpu0 - sum(client_cpu) + server_cpu_s() - pg0
     server.should_exit = True
     thread.join(10)
     ctx.close()
@@ -853,6 +860,7 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
         "p50 ms": round(pct(times, 50), 1),
         "p95 ms": round(pct(times, 95), 1),
         "errors": errors,
+        "server CPU ms/request (kaynak + PostgreSQL)": round(served_cpu * 1000 / max(1, len(times)), 1),
     }
 
 
@@ -1109,6 +1117,120 @@ def scale(args: argparse.Namespace) -> None:
     print_scale(report, len(queries), args.json)
 
 
+# ---------------------------------------------------------------------- whole search beside LanceDB (headline)
+def server_cpu_s() -> float:
+    """User + system CPU seconds of every PostgreSQL process on this machine (the local server), from /proc."""
+    total = 0.0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        name, fields = stat.split("(", 1)[1].rsplit(")", 1)[0], stat.rsplit(")", 1)[1].split()
+        if name in ("postgres", "postmaster"):
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def lancedb_table(store: Store, col: Collection) -> Any:
+    """The collection's chunks in LanceDB (native FTS + IVF_HNSW_SQ), built once and reused while the count holds."""
+    import lancedb
+    import pyarrow as pa
+
+    db = lancedb.connect(str(REPO / ".kaynak" / f"bench-lancedb-{col.chunk_count}"))
+    if "chunks" in db.table_names():
+        tbl = db.open_table("chunks")
+        if tbl.count_rows() == col.chunk_count:
+            return tbl
+    ids, texts, vecs = all_vectors(store, col)
+    t0 = time.perf_counter()
+    flat = pa.array(vecs.astype(np.float32).ravel())
+    table = pa.table({"id": ids, "text": texts, "vector": pa.FixedSizeListArray.from_arrays(flat, vecs.shape[1])})
+    tbl = db.create_table("chunks", data=table, mode="overwrite")
+    tbl.create_fts_index("text", use_tantivy=False, replace=True)
+    tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+    print(f"  LanceDB table built in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return tbl
+
+
+def whole(args: argparse.Namespace) -> None:
+    """kaynak's whole hybrid search (query embedding, legs, fusion, quotes) and LanceDB's (the same e5-small engine
+    embedding the query, native FTS + IVF_HNSW_SQ, RRF, the hits' rows) on the same chunks and claims, interleaved
+    claim by claim (who goes first alternates), in one process: wall p50/p95 and CPU per search (this process,
+    and the PostgreSQL server's processes). Then the same with the query vector given (embedding left out)."""
+    from kaynak.search import QueryVectorCache
+
+    store = open_store()
+    col = store.get_collection(args.collection or f"bench_latency_{args.chunks}")
+    emb = E5QueryEmbedder()
+    svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
+    tbl = lancedb_table(store, col)
+    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    vectors = {q: emb.embed_queries([q])[0] for q in queries}
+
+    def kaynak_whole(q: str) -> Any:
+        return svc.search(q, mode="hybrid", k=10)
+
+    def lancedb_whole(q: str) -> Any:
+        v = emb.embed_queries([q])[0]
+        return tbl.search(query_type="hybrid").vector(v).text(q).limit(10).to_list()
+
+    def lancedb_given(q: str) -> Any:
+        return tbl.search(query_type="hybrid").vector(vectors[q]).text(q).limit(10).to_list()
+
+    report: dict[str, Any] = {"chunks": col.chunk_count, "claims": len(queries), "machine": cpu_facts()}
+    for label, cache, sides in (
+        ("whole hybrid search, query embedding included", 0, (("kaynak", kaynak_whole), ("LanceDB", lancedb_whole))),
+        ("hybrid, query vector given", 1 << 16, (("kaynak", kaynak_whole), ("LanceDB", lancedb_given))),
+    ):
+        svc.query_vectors = QueryVectorCache(size=cache)
+        if cache:
+            for q, v in vectors.items():
+                svc.query_vectors.put("e5-small", q, v)
+        for q in queries[:10]:  # warm both
+            for _, fn in sides:
+                fn(q)
+        times: dict[str, list[float]] = {name: [] for name, _ in sides}
+        cpu: dict[str, list[float]] = {name: [0.0, 0.0] for name, _ in sides}
+        for i, q in enumerate(queries):
+            for name, fn in sides if i % 2 == 0 else sides[::-1]:
+                c0, s0, t0 = time.process_time(), server_cpu_s(), time.perf_counter()
+                fn(q)
+                times[name].append(time.perf_counter() - t0)
+                cpu[name][0] += time.process_time() - c0
+                cpu[name][1] += server_cpu_s() - s0
+        report[label] = {
+            name: {
+                "p50 ms": round(pct(times[name], 50), 1),
+                "p95 ms": round(pct(times[name], 95), 1),
+                "mean ms": round(statistics.fmean(times[name]) * 1000, 1),
+                "CPU ms/search (this process + PostgreSQL)": round(sum(cpu[name]) * 1000 / len(queries), 1),
+                "PostgreSQL CPU ms/search": round(cpu[name][1] * 1000 / len(queries), 1),
+            }
+            for name, _ in sides
+        }
+        print(f"  {label}: {report[label]}", file=sys.stderr, flush=True)
+    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    store.close()
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\n{col.chunk_count:,} chunks, {len(queries)} SciFact claims, k = 10; {report['machine']}")
+    print("| p50 / p95 ms (CPU ms per search) | kaynak | LanceDB |")
+    print("|---|---|---|")
+    for label in ("whole hybrid search, query embedding included", "hybrid, query vector given"):
+        cells = [
+            f"{r['p50 ms']} / {r['p95 ms']} ({r['CPU ms/search (this process + PostgreSQL)']})"
+            for r in report[label].values()
+        ]
+        print(f"| {label} | {' | '.join(cells)} |")
+        for name, r in report[label].items():
+            item = f"{col.chunk_count} {label} ({name})"
+            print("BENCH_RESULT " + json.dumps({"item": item, "metric": "p50", "value": r["p50 ms"], "unit": "ms"}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
@@ -1142,6 +1264,16 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
     sc.add_argument("--check", type=int, default=60, help="claims on which pruned and full BM25 must agree")
+    rs = sub.add_parser("rest", help="8 REST clients for --seconds: requests/s and server CPU per request")
+    rs.add_argument("--chunks", type=int, default=100_000)
+    rs.add_argument("--seconds", type=float, default=30)
+    rs.add_argument("--clients", type=int, default=8)
+    rs.add_argument("--queries", type=int, default=200)
+    wh = sub.add_parser("whole", help="whole hybrid search beside LanceDB, interleaved (the headline)")
+    wh.add_argument("--chunks", type=int, default=100_000)
+    wh.add_argument("--collection", help="default: bench_latency_<chunks> (made by 'scale')")
+    wh.add_argument("--queries", type=int, default=200)
+    wh.add_argument("--json", help="write the report here")
     rr = sub.add_parser("hnsw-recall", help="recall@10 of HNSW vs exact on a collection of real e5 vectors")
     rr.add_argument("--url", required=True, help="database URL of the collection (opened read-only)")
     rr.add_argument("--collection", required=True)
@@ -1165,6 +1297,14 @@ def main(argv: list[str] | None = None) -> None:
         keyword_sql(args)
     elif args.command == "scale":
         scale(args)
+    elif args.command == "whole":
+        whole(args)
+    elif args.command == "rest":
+        store = open_store()
+        col = store.get_collection(f"bench_latency_{args.chunks}")
+        store.close()
+        queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        print(json.dumps(rest_load(col, queries, args.clients, args.seconds), indent=2))
     elif args.command == "quality":
         quality(args)
     else:

@@ -16,6 +16,7 @@ from kaynak.fusion import Fused, fuse
 from kaynak.search.legs import Legs
 from kaynak.search.plan import SearchPlan
 from kaynak.store import Store
+from kaynak.store.catalogue import HitChunk, SimilarityFill
 from kaynak.vocabulary import SearchMode
 
 
@@ -37,6 +38,26 @@ def fill_vector(store: Store, plan: SearchPlan, legs: Legs, vectors: Mapping[str
         if missing and col.id in plan.embedded and col.embedder in vectors:
             found.update(store.vector_similarities(col, vectors[col.embedder], missing))
             missing = [cid for cid in missing if cid not in found]
+    legs["vector"] = legs["vector"] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
+
+
+def fill_request(plan: SearchPlan, legs: Legs, vectors: Mapping[str, Any]) -> SimilarityFill | None:
+    """The fill-in as one request the chunk fetch can answer (``Store.hit_chunks(fill=…)``): the keyword leg's
+    chunks the vector leg did not return, and the one query vector of the plan's embedded collections. None when
+    those collections were built with several embedders (``fill_vector`` then asks per collection)."""
+    embedded = [c for c in plan.collections if c.id in plan.embedded and c.embedder in vectors]
+    if len({(c.embedder, c.dim) for c in embedded}) != 1:
+        return None
+    seen = {cid for cid, _ in legs["vector"]}
+    missing = list(dict.fromkeys(cid for cid, _ in legs["keyword"] if cid not in seen))
+    vec = vectors[embedded[0].embedder]
+    return SimilarityFill([c.id for c in embedded], [float(x) for x in vec], embedded[0].dim, missing)
+
+
+def add_similarities(legs: Legs, fill: SimilarityFill, fetched: Mapping[str, HitChunk]) -> None:
+    """``fill_vector``'s result from the chunk fetch's answer: the missing chunks that are embedded, appended
+    after the vector leg's own results, best first among themselves."""
+    found = {cid: sim for cid in fill.chunk_ids if cid in fetched and (sim := fetched[cid].similarity) is not None}
     legs["vector"] = legs["vector"] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
 
 

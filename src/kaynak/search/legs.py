@@ -33,6 +33,9 @@ QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedd
 # Runs the keyword leg beside the vector leg (threads: both legs wait on PostgreSQL or a C embedder).
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
 
+# Embeds queries from the start of a search (``EarlyVector``): as many at once as a small machine has cores for.
+_EMBED = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kaynak-embed")
+
 Legs = dict[str, list[tuple[str, float]]]  # leg name → its ranked (chunk id, score) list
 
 
@@ -70,8 +73,10 @@ def run_legs(
     flt: SearchFilters | None,
     ranking: str,
     forced: str | None,
+    early: EarlyVector | None = None,
 ) -> tuple[Legs, dict[str, Any]]:
-    """The legs the plan's mode asks for, ``depth`` deep, and the query's vector per embedder (for the fill-in)."""
+    """The legs the plan's mode asks for, ``depth`` deep, and the query's vector per embedder (for the fill-in).
+    ``early``: the query's embedding, started before the plan (``embed_early``)."""
     legs: Legs = {}
     keyword: Future[list[tuple[str, float]]] | None = None
     if plan.mode in (SearchMode.HYBRID, SearchMode.KEYWORD) and plan.keyword_coverage > 0:
@@ -81,7 +86,7 @@ def run_legs(
     if plan.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         try:
             legs["vector"] = vector_leg(
-                store, settings, embedder_factory, query_vectors, text, plan, depth, flt, forced, vectors
+                store, settings, embedder_factory, query_vectors, text, plan, depth, flt, forced, vectors, early
             )
         except BaseException:
             if keyword is not None:
@@ -90,6 +95,44 @@ def run_legs(
     if keyword is not None:
         legs["keyword"] = keyword.result()
     return legs, vectors
+
+
+class EarlyVector:
+    """The query's embedding by one embedder, computed on a leg thread from the start of a search, so that it
+    overlaps the plan and the keyword leg instead of following them (issue 30: on two cores the query embedding
+    and the keyword leg's backend each take one)."""
+
+    def __init__(self, embedder: Embedder, text: str) -> None:
+        self.name = embedder.name
+        self._future: Future[Any] = _EMBED.submit(embedder.embed_queries, [text])
+
+    def vector(self) -> Any:
+        return self._future.result()[0]
+
+    def cancel(self) -> None:
+        self._future.cancel()
+
+
+def embed_early(
+    settings: Settings,
+    embedder_factory: Callable[[str], Embedder],
+    query_vectors: QueryVectorCache,
+    text: str,
+    mode: SearchMode,
+    known_embedded: bool,
+) -> EarlyVector | None:
+    """Start the query's embedding with the configured embedder before the plan, when the search will most likely
+    need it: mode ``vector`` or ``hybrid``, or ``auto`` once some collection is known to hold embeddings; None
+    when the vector is cached or the embedder cannot be made here (the vector leg then embeds, as before)."""
+    if mode == SearchMode.KEYWORD or (mode == SearchMode.AUTO and not known_embedded):
+        return None
+    try:
+        emb = embedder_factory(settings.embedder)
+    except Exception:  # an unknown or broken default embedder: the collections' own embedders decide later
+        return None
+    if query_vectors.get(emb.name, text) is not None:
+        return None
+    return EarlyVector(emb, text)
 
 
 def vector_leg(
@@ -103,9 +146,11 @@ def vector_leg(
     flt: SearchFilters | None,
     forced: str | None,
     vectors: dict[str, Any] | None = None,
+    early: EarlyVector | None = None,
 ) -> list[tuple[str, float]]:
     """HNSW top ``depth`` over the plan's embedded collections as ``(chunk id, cosine similarity)``, best
-    first; ``vectors`` (embedder name → the query's vector) is filled for the caller."""
+    first; ``vectors`` (embedder name → the query's vector) is filled for the caller. ``early`` holds the query's
+    vector from an embedder started before the plan; it is used for the collections built with that embedder."""
     vectors = {} if vectors is None else vectors
     results: list[tuple[str, float]] = []
     for col in plan.collections:
@@ -124,6 +169,9 @@ def vector_leg(
                     f"embedder {emb.name!r} gives {emb.dim}; re-ingest the collection"
                 )
             vec = query_vectors.get(emb.name, text)
+            if vec is None and early is not None and early.name == emb.name:
+                vec = early.vector()
+                query_vectors.put(emb.name, text, vec)
             if vec is None:
                 vec = emb.embed_queries([text])[0]
                 query_vectors.put(emb.name, text, vec)

@@ -30,14 +30,15 @@ from kaynak.errors import InvalidQuery
 from kaynak.fusion import Fused
 from kaynak.match import REFERENCE_RANK
 from kaynak.search.browse import Browse
-from kaynak.search.fuse import fill_vector, fuse_legs, wants_fill
+from kaynak.search.fuse import add_similarities, fill_request, fill_vector, fuse_legs, wants_fill
 from kaynak.search.highlight import highlight_texts
 from kaynak.search.hits import DUPLICATE_SPARE, SearchResults, admitted, best_per_document, build_hits, hit_marks
-from kaynak.search.legs import Legs, QueryVectorCache, apply_cross_language, probe_of, run_legs
+from kaynak.search.legs import Legs, QueryVectorCache, apply_cross_language, embed_early, probe_of, run_legs
 from kaynak.search.legs import cross_language as cross_language_rule
 from kaynak.search.plan import SearchPlan, check_mode, leg_weights, make_plan, plan_facts
 from kaynak.search.rerank import pick_reranker, rerank_head
 from kaynak.store import SearchFilters, Store
+from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
 from kaynak.syntax import parse_query
 from kaynak.types import Collection, Hit
@@ -96,9 +97,18 @@ class SearchService(Browse):
             if not syntax.text:
                 raise InvalidQuery("the query only excludes words (-word); add the words to search for", "query")
             text = syntax.text
-        plan, legs = self.legs(
-            text, collections, mode, k, filters, keyword_ranking, embedder=embedder, cross_language=False
-        )
+        plan, legs, vectors = self._legs(text, collections, mode, k, filters, keyword_ranking, embedder, fill=False)
+        # Convex fusion's fill-in rides on the chunk fetch (one statement, not two): every candidate of both legs is
+        # fetched, the keyword leg's chunks the vector leg missed with their similarity (``fill_request``).
+        probe = probe_of(plan, legs)
+        fill = fill_request(plan, legs, vectors) if wants_fill(self.settings, plan, legs) else None
+        fetched: tuple[dict[str, HitChunk], tuple[str | None, bool] | None] | None = None
+        if fill is not None:
+            every = [cid for cid, _ in legs["vector"]] + [cid for cid, _ in legs["keyword"]]
+            fetched = self.store.hit_chunks(every, probe, fill)
+            add_similarities(legs, fill, fetched[0])
+        elif wants_fill(self.settings, plan, legs):  # collections of several embedders: one statement each
+            fill_vector(self.store, plan, legs, vectors)
         fused = self.fuse(plan, legs)
         own = legs.get("vector", [])[:REFERENCE_RANK]  # the index's own results (fill-ins come after them)
         plan.vector_reference = own[-1][1] if own else None
@@ -109,7 +119,6 @@ class SearchService(Browse):
         # One statement fetches the hits' chunks with their OCR and file facts, and answers the cross-language
         # probe (``legs`` would ask it in a round trip of its own): both fusions' chunks are fetched, and the
         # probe's answer picks one (docs/performance-search.md, "Per-search overhead").
-        probe = probe_of(plan, legs)
         vector_only = self.fuse(replace(plan, weights={**plan.weights, "keyword": 0.0}), legs) if probe else []
         # quoted beyond k: a few spare candidates replace hits that collapse as duplicates; grouping by document
         # reads every candidate (at most both legs' depth)
@@ -117,7 +126,7 @@ class SearchService(Browse):
         top_n = (max(k, self.settings.rerank_top) if reranker is not None else k) + DUPLICATE_SPARE
         wanted = [f.id for f in (fused if deep else fused[:top_n])]
         wanted += [f.id for f in (vector_only if deep else vector_only[:top_n])]
-        chunks, probed = self.store.hit_chunks(wanted, probe)
+        chunks, probed = fetched if fetched is not None else self.store.hit_chunks(wanted, probe)
         if probed is not None and apply_cross_language(plan, *probed):
             fused = vector_only
         records = {cid: c.record for cid, c in chunks.items()}
@@ -151,25 +160,60 @@ class SearchService(Browse):
         embedder: str | None = None,
         cross_language: bool = True,
     ) -> tuple[SearchPlan, Legs]:
-        """The plan and each leg's ranked ``(chunk id, score)`` list, ``max(candidates, k)`` deep, before fusion
-        (``search`` fuses them; the fusion tuning harness keeps them to try fusions offline). With
-        ``cross_language=False`` the cross-language rule is left to the caller (``search`` folds its probe into
-        the chunk fetch)."""
+        """The plan and each leg's ranked ``(chunk id, score)`` list, ``max(candidates, k)`` deep, before fusion,
+        with convex fusion's fill-in and the cross-language rule applied (the fusion tuning harness keeps them to
+        try fusions offline; ``search`` folds the fill-in and the rule's probe into its chunk fetch). With
+        ``cross_language=False`` the cross-language rule is left to the caller."""
+        plan, legs, _ = self._legs(query, collections, mode, k, filters, keyword_ranking, embedder, fill=True)
+        if cross_language and plan.mode == SearchMode.HYBRID and legs.get("keyword") and legs.get("vector"):
+            cross_language_rule(self.store, plan, legs["vector"][0][0])
+        return plan, legs
+
+    def _legs(
+        self,
+        query: str,
+        collections: str | Sequence[str] | None,
+        mode: SearchMode | str,
+        k: int,
+        filters: SearchFilters | Mapping[str, Any] | None,
+        keyword_ranking: KeywordRanking | str | None,
+        embedder: str | None,
+        fill: bool,
+    ) -> tuple[SearchPlan, Legs, dict[str, Any]]:
+        """The plan, the legs and the query's vector per embedder; ``fill``: with the fill-in done here."""
         text = rules.check_query(query)
         k = rules.check_k(k)
         ranking = rules.check_ranking(keyword_ranking, self.settings.keyword_ranking)
         flt = _filters(filters)
-        plan = self.plan(text, collections, mode)
-        depth = max(self.settings.candidates, k)
         s = self.settings
-        legs, vectors = run_legs(
-            self.store, s, self.embedder_factory, self.query_vectors, text, plan, depth, flt, ranking, embedder
-        )
-        if wants_fill(s, plan, legs):
+        wanted_mode = check_mode(mode)
+        early = None
+        if embedder is None:  # the query embedding starts now, beside the plan and the keyword leg
+            known = bool(self._has_embeddings)
+            early = embed_early(s, self.embedder_factory, self.query_vectors, text, wanted_mode, known)
+        try:
+            plan = self.plan(text, collections, wanted_mode)
+            depth = max(s.candidates, k)
+            legs, vectors = run_legs(
+                self.store,
+                s,
+                self.embedder_factory,
+                self.query_vectors,
+                text,
+                plan,
+                depth,
+                flt,
+                ranking,
+                embedder,
+                early,
+            )
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        if fill and wants_fill(s, plan, legs):
             fill_vector(self.store, plan, legs, vectors)
-        if cross_language and plan.mode == SearchMode.HYBRID and legs.get("keyword") and legs.get("vector"):
-            cross_language_rule(self.store, plan, legs["vector"][0][0])
-        return plan, legs
+        return plan, legs, vectors
 
     def fuse(self, plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> list[Fused]:
         """The legs merged by the configured fusion (``fusion``: rrf or convex) with the plan's leg weights."""

@@ -27,6 +27,18 @@ class HitChunk:
     record: ChunkRecord
     ocr: float | None
     file: tuple[str | None, int | None, int | None, str]
+    similarity: float | None = None  # with ``hit_chunks(fill=…)``: its cosine similarity to the query vector
+
+
+@dataclass
+class SimilarityFill:
+    """What ``hit_chunks`` also answers for convex fusion's fill-in (ADR 0021): the cosine similarity to
+    ``vector`` (``dim`` values) of those ``chunk_ids`` that are embedded chunks of ``collection_ids``."""
+
+    collection_ids: Sequence[int]
+    vector: Sequence[float]
+    dim: int
+    chunk_ids: Sequence[str]
 
 
 class CatalogueMixin(StoreBase):
@@ -192,20 +204,38 @@ class CatalogueMixin(StoreBase):
         return ChunkRecord(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), int(r[6]), r[7], int(r[8]), int(r[9]), r[10])
 
     def hit_chunks(
-        self, ids: Sequence[str], probe: tuple[str, Sequence[int], str] | None = None
+        self,
+        ids: Sequence[str],
+        probe: tuple[str, Sequence[int], str] | None = None,
+        fill: SimilarityFill | None = None,
     ) -> tuple[dict[str, HitChunk], tuple[str | None, bool] | None]:
         """The chunks of a search's hits with what a hit shows besides its text (the OCR confidence of its page,
         the file facts ``stale`` is judged by), in one statement. With ``probe`` = (chunk id, collection ids,
         language) the same statement answers ``language_probe`` for that chunk (returned second; None without
-        ``probe``); the probed chunk is returned among the hits only if it is in ``ids``."""
+        ``probe``); the probed chunk is returned among the hits only if it is in ``ids``. With ``fill`` the same
+        statement gives those chunks their ``similarity``, by the expression ``vector_similarities`` uses (the
+        same numbers), which saves the search the fill-in's round trip."""
         wanted = list(dict.fromkeys(ids))
         best, collection_ids, language = probe if probe is not None else (None, (), None)
         if not wanted and best is None:
             return {}, None
         fetch = wanted + ([best] if best is not None and best not in wanted else [])
+        similarity: sql.Composable = sql.SQL("NULL::float8")
+        params: dict[str, Any] = {"ids": fetch, "best": best, "language": language, "cols": list(collection_ids)}
+        if fill is not None:
+            if len(fill.vector) != fill.dim:
+                raise UsageError(f"query vector has {len(fill.vector)} dimensions, the collections {fill.dim}")
+            similarity = sql.SQL(
+                "CASE WHEN c.id = ANY(%(fill_ids)s) AND c.collection_id = ANY(%(fill_cols)s) "
+                "AND c.embedding IS NOT NULL THEN 1 - ((c.embedding::vector({dim})) <=> %(vec)s::vector({dim})) END"
+            ).format(dim=sql.Literal(fill.dim))
+            params["fill_ids"] = list(fill.chunk_ids)
+            params["fill_cols"] = list(fill.collection_ids)
+            params["vec"] = "[" + ",".join(repr(float(x)) for x in fill.vector) + "]"
         with self._conn() as conn:
             rows = conn.execute(
-                """
+                sql.SQL(
+                    """
                 SELECT c.id, col.name, c.document_id, d.source, d.title, c.ord, c.page, c.section,
                        c.char_start, c.char_end, c.text,
                        CASE WHEN d.metadata ? 'ocr' THEN (d.metadata -> 'ocr' -> 'pages' ->> c.page::text)::float8
@@ -214,11 +244,13 @@ class CatalogueMixin(StoreBase):
                        CASE WHEN c.id = %(best)s THEN d.language END,
                        CASE WHEN c.id = %(best)s AND d.language <> %(language)s THEN EXISTS (
                            SELECT 1 FROM documents x WHERE x.collection_id = ANY(%(cols)s) AND x.language = %(language)s
-                       ) ELSE false END
+                       ) ELSE false END,
+                       {similarity}
                 FROM chunks c JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
                 WHERE c.id = ANY(%(ids)s)
-                """,
-                {"ids": fetch, "best": best, "language": language, "cols": list(collection_ids)},
+                """
+                ).format(similarity=similarity),
+                params,
             ).fetchall()
         keep = set(wanted)
         out: dict[str, HitChunk] = {}
@@ -226,7 +258,10 @@ class CatalogueMixin(StoreBase):
         for r in rows:
             if r[0] in keep:
                 out[r[0]] = HitChunk(
-                    self._chunk_from_row(r), None if r[11] is None else float(r[11]), (r[12], r[13], r[14], r[15])
+                    self._chunk_from_row(r),
+                    None if r[11] is None else float(r[11]),
+                    (r[12], r[13], r[14], r[15]),
+                    None if r[18] is None else float(r[18]),
                 )
             if probe is not None and r[0] == best:
                 probed = (r[16], bool(r[17]))

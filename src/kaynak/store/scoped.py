@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaynak.errors import ChunkNotFound, CollectionNotFound, DocumentNotFound
-from kaynak.store.catalogue import HitChunk
+from kaynak.store.catalogue import HitChunk, SimilarityFill
 from kaynak.store.store import Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo
 
@@ -128,9 +128,12 @@ class ScopedStore(Store):
         return {k: c for k, c in super().get_chunks(ids).items() if self._sees(c.collection)}
 
     def hit_chunks(
-        self, ids: Sequence[str], probe: tuple[str, Sequence[int], str] | None = None
+        self,
+        ids: Sequence[str],
+        probe: tuple[str, Sequence[int], str] | None = None,
+        fill: SimilarityFill | None = None,
     ) -> tuple[dict[str, HitChunk], tuple[str | None, bool] | None]:
-        found, probed = super().hit_chunks(ids, probe)
+        found, probed = super().hit_chunks(ids, probe, fill)
         return {k: h for k, h in found.items() if self._sees(h.record.collection)}, probed
 
     def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
