@@ -14,6 +14,7 @@ from kaynak.errors import UsageError
 from kaynak.search import SearchService
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
+from roundtrips import RoundTrips
 
 HASH = HashEmbedder()
 TOPICS = [
@@ -94,3 +95,62 @@ def test_vector_similarities_edges(store: Store, corpus: Collection) -> None:
     assert store.vector_similarities(corpus, q, []) == {}
     with pytest.raises(UsageError, match="dimensions"):
         store.vector_similarities(corpus, q[:3], [ids["doc1.txt"]])
+
+
+def test_the_chunk_fetch_answers_the_fill_in_with_the_same_numbers(store: Store, corpus: Collection) -> None:
+    """``hit_chunks(fill=…)`` (what ``search`` sends: one statement for the chunks and the fill-in) gives exactly
+    the similarities ``vector_similarities`` gives, and only for the embedded chunks of the collections named."""
+    from kaynak.store.catalogue import SimilarityFill
+
+    q = HASH.embed_queries(["pressure seals pump filter gauge"])[0]
+    ids = [cid for cid, _ in service(store, corpus).legs("pump filter seals", mode="keyword", k=8)[1]["keyword"]]
+    assert len(ids) >= 3
+    expected = store.vector_similarities(corpus, q, ids)
+    fetched, _ = store.hit_chunks(ids, None, SimilarityFill([corpus.id], [float(x) for x in q], HASH.dim, ids[:-1]))
+    assert set(fetched) == set(ids)
+    got = {cid: h.similarity for cid, h in fetched.items() if cid in ids[:-1] and h.similarity is not None}
+    assert got and got == {c: s for c, s in expected.items() if c in ids[:-1]}  # unembedded chunks: None
+    assert fetched[ids[-1]].similarity is None  # not asked for
+    elsewhere, _ = store.hit_chunks(ids, None, SimilarityFill([corpus.id + 10**9], list(q), HASH.dim, ids))
+    assert all(h.similarity is None for h in elsewhere.values())
+    with pytest.raises(UsageError, match="dimensions"):
+        store.hit_chunks(ids, None, SimilarityFill([corpus.id], [1.0, 0.0], HASH.dim, ids))
+
+
+def test_a_search_that_fills_in_folds_it_into_the_chunk_fetch(store: Store, corpus: Collection) -> None:
+    """Same hits as the fill-in by its own statement, and one round trip fewer: plan, keyword leg, vector leg,
+    chunks with the fill-in, quote stems (five)."""
+    query = "pressure seals pump filter gauge"
+    svc = service(store, corpus, candidates=2)
+    _, legs = svc.legs(query, mode="hybrid", k=3)
+    assert len(legs["vector"]) > 2  # this query needs the fill-in
+    for _ in range(3):
+        hits = svc.search(query, mode="hybrid", k=3)
+    with RoundTrips.counting() as rt:
+        again = svc.search(query, mode="hybrid", k=3)
+    assert rt.count == 5, rt.statements
+    fused = svc.fuse(*svc.legs(query, mode="hybrid", k=3))
+    assert [h.chunk_id for h in again] == [h.chunk_id for h in hits] == [f.id for f in fused[: len(again)]]
+    assert [h.scores["vector"] for h in again] == [f.scores.get("vector") for f in fused[: len(again)]]
+
+
+def test_the_query_embedding_starts_early_only_when_a_vector_leg_is_likely(store: Store, corpus: Collection) -> None:
+    """The query's embedding is started before the plan for vector and hybrid searches; never for keyword ones, nor
+    for ``auto`` before any collection is known to hold embeddings; a failed plan still raises its own error."""
+    from kaynak.errors import CollectionNotFound
+
+    asked: list[str] = []
+
+    def factory(name: str) -> HashEmbedder:
+        asked.append(name)
+        return HASH
+
+    svc = SearchService(store, Settings(collection=corpus.name, embedder="hash"), factory)
+    svc.search("pump filter", mode="keyword")
+    svc.search("pump filter", mode="auto")
+    assert asked == ["hash"]  # auto: only the vector leg asked, after the plan
+    asked.clear()
+    svc.search("seals under pressure", mode="hybrid")
+    assert asked and asked[0] == "hash"
+    with pytest.raises(CollectionNotFound):
+        svc.search("seals", collections="no_such_collection_here", mode="hybrid")
