@@ -1231,6 +1231,64 @@ def whole(args: argparse.Namespace) -> None:
             print("BENCH_RESULT " + json.dumps({"item": item, "metric": "p50", "value": r["p50 ms"], "unit": "ms"}))
 
 
+# ---------------------------------------------------------------------- where one search's milliseconds go
+def profile(args: argparse.Namespace) -> None:
+    """Wall time of each store call and of the query embedding during hybrid searches (the keyword leg on its own
+    thread, marked), and what is left on the request thread (waiting for the keyword leg, fusion, quotes), with
+    and without the query embedding; client CPU per search. Round trips are pinned by
+    tests/test_search_roundtrips.py."""
+    import threading
+
+    from kaynak.embeddings import get_embedder
+    from kaynak.search import QueryVectorCache
+
+    store = open_store()
+    col = store.get_collection(f"bench_latency_{args.chunks}")
+    emb = get_embedder("e5-small")
+    svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
+    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    spent: dict[str, float] = {}
+
+    def timed_method(obj: Any, name: str) -> None:
+        fn = getattr(obj, name)
+
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                side = "" if threading.current_thread() is threading.main_thread() else " [own thread]"
+                spent[name + side] = spent.get(name + side, 0.0) + time.perf_counter() - t0
+
+        setattr(obj, name, wrapper)
+
+    for name in ("plan_facts", "keyword_search", "vector_search", "vector_similarities", "hit_chunks", "lexemes_of"):
+        timed_method(store, name)
+    timed_method(emb, "embed_queries")
+    for label, cached in (("hybrid, with e5 query embedding", False), ("hybrid, query vector cached", True)):
+        svc.query_vectors = QueryVectorCache(size=1 << 16 if cached else 0)
+        for q in queries if cached else queries[:5]:
+            svc.search(q, mode="hybrid")
+        per: dict[str, list[float]] = {}
+        walls: list[float] = []
+        cpu0 = time.process_time()
+        for q in queries:
+            spent.clear()
+            t0 = time.perf_counter()
+            svc.search(q, mode="hybrid")
+            walls.append(time.perf_counter() - t0)
+            for key, value in spent.items():
+                per.setdefault(key, []).append(value)
+            mine = sum(v for key, v in spent.items() if "[own thread]" not in key)
+            per.setdefault("the rest on the request thread", []).append(walls[-1] - mine)
+        cpu = (time.process_time() - cpu0) * 1000 / len(queries)
+        print(f"\n{label}: p50 {pct(walls, 50):.1f} p95 {pct(walls, 95):.1f} ms; client CPU {cpu:.1f} ms/search")
+        print("| step | mean ms | p50 ms | p95 ms |\n|---|---|---|---|")
+        for key, values in sorted(per.items()):
+            print(f"| {key} | {statistics.fmean(values) * 1000:.2f} | {pct(values, 50):.2f} | {pct(values, 95):.2f} |")
+    store.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
@@ -1264,6 +1322,9 @@ def main(argv: list[str] | None = None) -> None:
     sc.add_argument("--text-only", action="store_true", help="no vectors: keyword leg only (a million chunks)")
     sc.add_argument("--reuse", action="store_true", help="use the collection as it is (a build stopped early)")
     sc.add_argument("--check", type=int, default=60, help="claims on which pruned and full BM25 must agree")
+    pr = sub.add_parser("profile", help="where one hybrid search's milliseconds go (store calls, embedding)")
+    pr.add_argument("--chunks", type=int, default=100_000)
+    pr.add_argument("--queries", type=int, default=200)
     rs = sub.add_parser("rest", help="8 REST clients for --seconds: requests/s and server CPU per request")
     rs.add_argument("--chunks", type=int, default=100_000)
     rs.add_argument("--seconds", type=float, default=30)
@@ -1299,6 +1360,8 @@ def main(argv: list[str] | None = None) -> None:
         scale(args)
     elif args.command == "whole":
         whole(args)
+    elif args.command == "profile":
+        profile(args)
     elif args.command == "rest":
         store = open_store()
         col = store.get_collection(f"bench_latency_{args.chunks}")
