@@ -20,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kaynak.vocabulary import Leg
+
 DEFAULT_RRF_K = 60
 FUSIONS = ("rrf", "convex")
 NORMALIZATIONS = ("tmm", "minmax")
 # The lowest score each leg's scoring function can give: BM25 is a sum of non-negative terms; the vector leg
 # reports cosine similarity (1 − cosine distance).
-THEORETICAL_MIN: dict[str, float] = {"keyword": 0.0, "vector": -1.0}
+THEORETICAL_MIN: dict[str, float] = {Leg.KEYWORD: 0.0, Leg.VECTOR: -1.0}
 
 Ranking = Sequence[tuple[str, float]]
 

@@ -1,4 +1,4 @@
-"""The product's vocabulary, written once: search modes, keyword rankings, languages and request limits.
+"""The product's vocabulary, written once: search modes, legs, keyword rankings, languages and request limits.
 
 Every face (CLI, REST, MCP, web page), the services and the evaluation harness import these names instead of
 spelling the strings or numbers themselves, so adding a mode or changing a limit is a change in one place.
@@ -16,6 +16,13 @@ class SearchMode(StrEnum):
 
     AUTO = "auto"
     HYBRID = "hybrid"
+    VECTOR = "vector"
+    KEYWORD = "keyword"
+
+
+class Leg(StrEnum):
+    """One leg of a search: its ranked list in ``Legs``, its fusion weight, its score and rank in ``hit.scores``."""
+
     VECTOR = "vector"
     KEYWORD = "keyword"
 

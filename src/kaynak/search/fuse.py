@@ -17,12 +17,12 @@ from kaynak.search.legs import Legs
 from kaynak.search.plan import SearchPlan
 from kaynak.store import Store
 from kaynak.store.catalogue import HitChunk, SimilarityFill
-from kaynak.vocabulary import SearchMode
+from kaynak.vocabulary import Leg, SearchMode
 
 
 def wants_fill(settings: Settings, plan: SearchPlan, legs: Legs) -> bool:
     """Whether the fill-in applies: a hybrid search whose legs both returned chunks, fused by convex fusion."""
-    both = plan.mode == SearchMode.HYBRID and bool(legs.get("keyword")) and bool(legs.get("vector"))
+    both = plan.mode == SearchMode.HYBRID and bool(legs.get(Leg.KEYWORD)) and bool(legs.get(Leg.VECTOR))
     return both and settings.fusion == "convex" and settings.fusion_fill
 
 
@@ -31,14 +31,14 @@ def fill_vector(store: Store, plan: SearchPlan, legs: Legs, vectors: Mapping[str
     exact cosine similarity, appended after the vector leg's own results (best first among themselves), so the
     leg's own ranks and best chunk stay the index's. Without it such a chunk counts as the least similar chunk
     of the collection, and one the keyword leg ranks first can never beat a weak vector match."""
-    seen = {cid for cid, _ in legs["vector"]}
-    missing = [cid for cid, _ in legs["keyword"] if cid not in seen]
+    seen = {cid for cid, _ in legs[Leg.VECTOR]}
+    missing = [cid for cid, _ in legs[Leg.KEYWORD] if cid not in seen]
     found: dict[str, float] = {}
     for col in plan.collections:
         if missing and col.id in plan.embedded and col.embedder in vectors:
             found.update(store.vector_similarities(col, vectors[col.embedder], missing))
             missing = [cid for cid in missing if cid not in found]
-    legs["vector"] = legs["vector"] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
+    legs[Leg.VECTOR] = legs[Leg.VECTOR] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
 
 
 def fill_request(plan: SearchPlan, legs: Legs, vectors: Mapping[str, Any]) -> SimilarityFill | None:
@@ -48,8 +48,8 @@ def fill_request(plan: SearchPlan, legs: Legs, vectors: Mapping[str, Any]) -> Si
     embedded = [c for c in plan.collections if c.id in plan.embedded and c.embedder in vectors]
     if len({(c.embedder, c.dim) for c in embedded}) != 1:
         return None
-    seen = {cid for cid, _ in legs["vector"]}
-    missing = list(dict.fromkeys(cid for cid, _ in legs["keyword"] if cid not in seen))
+    seen = {cid for cid, _ in legs[Leg.VECTOR]}
+    missing = list(dict.fromkeys(cid for cid, _ in legs[Leg.KEYWORD] if cid not in seen))
     vec = vectors[embedded[0].embedder]
     return SimilarityFill([c.id for c in embedded], [float(x) for x in vec], embedded[0].dim, missing)
 
@@ -58,7 +58,7 @@ def add_similarities(legs: Legs, fill: SimilarityFill, fetched: Mapping[str, Hit
     """``fill_vector``'s result from the chunk fetch's answer: the missing chunks that are embedded, appended
     after the vector leg's own results, best first among themselves."""
     found = {cid: sim for cid in fill.chunk_ids if cid in fetched and (sim := fetched[cid].similarity) is not None}
-    legs["vector"] = legs["vector"] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
+    legs[Leg.VECTOR] = legs[Leg.VECTOR] + sorted(found.items(), key=lambda r: (-r[1], r[0]))
 
 
 def fuse_legs(settings: Settings, plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) -> list[Fused]:

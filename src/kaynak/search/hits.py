@@ -20,7 +20,7 @@ from kaynak.store import Store
 from kaynak.store.catalogue import HitChunk
 from kaynak.syntax import ParsedQuery
 from kaynak.types import ChunkRecord, Hit, Quote
-from kaynak.vocabulary import Language, SearchMode
+from kaynak.vocabulary import Language, Leg, SearchMode
 
 DUPLICATE_SPARE = 5  # candidates quoted beyond k, so that hits whose quotes overlap can collapse and k remain
 # collection languages a query's language can differ from ("simple": any)
@@ -163,10 +163,10 @@ def _scores(f: Fused, rerank_scores: Mapping[str, float]) -> dict[str, float | i
     """A hit's per-leg ranks and scores. The fused score appears twice, as ``fused`` and under its first name
     ``rrf`` (whatever the fusion): the web page and the CLI read ``rrf``, REST and MCP clients may read either."""
     return {
-        "vector": f.scores.get("vector"),
-        "vector_rank": f.ranks.get("vector"),
-        "keyword": f.scores.get("keyword"),
-        "keyword_rank": f.ranks.get("keyword"),
+        "vector": f.scores.get(Leg.VECTOR),
+        "vector_rank": f.ranks.get(Leg.VECTOR),
+        "keyword": f.scores.get(Leg.KEYWORD),
+        "keyword_rank": f.ranks.get(Leg.KEYWORD),
         "fused": f.score,
         "rrf": f.score,
         "rerank": rerank_scores.get(f.id),

@@ -24,7 +24,7 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch
 from kaynak.search.plan import SearchPlan
 from kaynak.store import SearchFilters, Store
-from kaynak.vocabulary import SearchMode
+from kaynak.vocabulary import Leg, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
@@ -85,7 +85,7 @@ def run_legs(
     vectors: dict[str, Any] = {}  # the query's vector per embedder (the vector leg fills it)
     if plan.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         try:
-            legs["vector"] = vector_leg(
+            legs[Leg.VECTOR] = vector_leg(
                 store, settings, embedder_factory, query_vectors, text, plan, depth, flt, forced, vectors, early
             )
         except BaseException:
@@ -93,7 +93,7 @@ def run_legs(
                 keyword.cancel()
             raise
     if keyword is not None:
-        legs["keyword"] = keyword.result()
+        legs[Leg.KEYWORD] = keyword.result()
     return legs, vectors
 
 
@@ -215,12 +215,12 @@ def probe_of(plan: SearchPlan, legs: Mapping[str, Sequence[tuple[str, float]]]) 
     (the vector leg's best chunk, the collections' ids, the query's language); None when none is needed."""
     if (
         plan.mode != SearchMode.HYBRID
-        or not legs.get("keyword")
-        or not legs.get("vector")
+        or not legs.get(Leg.KEYWORD)
+        or not legs.get(Leg.VECTOR)
         or plan.query_language is None
     ):
         return None
-    return legs["vector"][0][0], [c.id for c in plan.collections], plan.query_language
+    return legs[Leg.VECTOR][0][0], [c.id for c in plan.collections], plan.query_language
 
 
 def cross_language(store: Store, plan: SearchPlan, best_vector_chunk: str) -> None:
@@ -239,7 +239,7 @@ def apply_cross_language(plan: SearchPlan, found: str | None, has_query_language
     """The cross-language rule given the probe's answer (the language of the best vector chunk's document,
     whether the collections hold documents in the query's language): True when it applied to ``plan``."""
     if found is not None and found != plan.query_language and has_query_language:
-        plan.weights = {**plan.weights, "keyword": 0.0}
+        plan.weights = {**plan.weights, Leg.KEYWORD: 0.0}
         plan.cross_language = True
         plan.reason += f"; the best vector match is in {found}, the query in {plan.query_language}: vector only"
         return True

@@ -29,7 +29,7 @@ from kaynak.langdetect import detect_language
 from kaynak.match import idf
 from kaynak.store import Store
 from kaynak.types import Collection
-from kaynak.vocabulary import SEARCH_MODES, SearchMode
+from kaynak.vocabulary import SEARCH_MODES, Leg, SearchMode
 
 KEYWORD_PRECEDENCE = 0.01  # vector weight relative to keyword for identifier-like and quoted queries
 
@@ -85,7 +85,7 @@ def leg_weights(settings: Settings, coverage: float) -> dict[str, float]:
     vector, keyword = s.vector_weight, s.keyword_weight * coverage
     if s.fusion == "convex":
         vector, keyword = vector * (1.0 - s.fusion_alpha), keyword * s.fusion_alpha
-    return {"vector": vector, "keyword": keyword}
+    return {Leg.VECTOR: vector, Leg.KEYWORD: keyword}
 
 
 def make_plan(
@@ -122,7 +122,7 @@ def make_plan(
     if is_identifier_like(text) or is_quoted(text):
         base = kw or 1.0
         why = "quoted phrase" if is_quoted(text) else "identifier-like query"
-        precedence = {"vector": base * KEYWORD_PRECEDENCE, "keyword": base}
+        precedence: dict[str, float] = {Leg.VECTOR: base * KEYWORD_PRECEDENCE, Leg.KEYWORD: base}
         return plan(SearchMode.HYBRID, f"{why}: keyword matches first", precedence)
     return plan(SearchMode.HYBRID, "embeddings and keyword terms present")
 

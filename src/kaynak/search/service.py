@@ -42,7 +42,7 @@ from kaynak.store.catalogue import HitChunk
 from kaynak.structure import article_refs, promote_matching
 from kaynak.syntax import parse_query
 from kaynak.types import Collection, Hit
-from kaynak.vocabulary import KeywordRanking, SearchMode
+from kaynak.vocabulary import KeywordRanking, Leg, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
@@ -104,13 +104,13 @@ class SearchService(Browse):
         fill = fill_request(plan, legs, vectors) if wants_fill(self.settings, plan, legs) else None
         fetched: tuple[dict[str, HitChunk], tuple[str | None, bool] | None] | None = None
         if fill is not None:
-            every = [cid for cid, _ in legs["vector"]] + [cid for cid, _ in legs["keyword"]]
+            every = [cid for cid, _ in legs[Leg.VECTOR]] + [cid for cid, _ in legs[Leg.KEYWORD]]
             fetched = self.store.hit_chunks(every, probe, fill)
             add_similarities(legs, fill, fetched[0])
         elif wants_fill(self.settings, plan, legs):  # collections of several embedders: one statement each
             fill_vector(self.store, plan, legs, vectors)
         fused = self.fuse(plan, legs)
-        own = legs.get("vector", [])[:REFERENCE_RANK]  # the index's own results (fill-ins come after them)
+        own = legs.get(Leg.VECTOR, [])[:REFERENCE_RANK]  # the index's own results (fill-ins come after them)
         plan.vector_reference = own[-1][1] if own else None
 
         reranker = pick_reranker(self.settings, self.reranker_factory, rerank)
@@ -119,7 +119,7 @@ class SearchService(Browse):
         # One statement fetches the hits' chunks with their OCR and file facts, and answers the cross-language
         # probe (``legs`` would ask it in a round trip of its own): both fusions' chunks are fetched, and the
         # probe's answer picks one (docs/performance-search.md, "Per-search overhead").
-        vector_only = self.fuse(replace(plan, weights={**plan.weights, "keyword": 0.0}), legs) if probe else []
+        vector_only = self.fuse(replace(plan, weights={**plan.weights, Leg.KEYWORD: 0.0}), legs) if probe else []
         # quoted beyond k: a few spare candidates replace hits that collapse as duplicates; grouping by document
         # reads every candidate (at most both legs' depth)
         deep = bool(refs) or group == "document" or syntax.restricts
@@ -165,8 +165,8 @@ class SearchService(Browse):
         try fusions offline; ``search`` folds the fill-in and the rule's probe into its chunk fetch). With
         ``cross_language=False`` the cross-language rule is left to the caller."""
         plan, legs, _ = self._legs(query, collections, mode, k, filters, keyword_ranking, embedder, fill=True)
-        if cross_language and plan.mode == SearchMode.HYBRID and legs.get("keyword") and legs.get("vector"):
-            cross_language_rule(self.store, plan, legs["vector"][0][0])
+        if cross_language and plan.mode == SearchMode.HYBRID and legs.get(Leg.KEYWORD) and legs.get(Leg.VECTOR):
+            cross_language_rule(self.store, plan, legs[Leg.VECTOR][0][0])
         return plan, legs
 
     def _legs(
