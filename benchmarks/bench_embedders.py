@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from common import read_jsonl
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "retrieval"
 RESULT_PREFIX = "BENCH_RESULT "
@@ -106,11 +108,6 @@ def prebuild_converted_models(names: list[str]) -> None:
         return
     for variant in {VARIANT if n == "e5-small" else e5_variant(n) for n in names} - {None}:
         cached_model(src, resolve_data_dir(None), variant)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def sample(n_passages: int, n_queries: int) -> tuple[dict[str, list[str]], list[str]]:

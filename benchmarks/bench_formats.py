@@ -2,7 +2,7 @@
 
     python benchmarks/bench_formats.py [OUT_DIR]
 
-Builds the sample set (tests/format_samples.py, tests/hostile/make_formats_corpus.py; the XQuAD bilingual DOCX from
+Builds the sample set (testkit/format_samples.py, testkit/hostile/make_formats_corpus.py; the XQuAD bilingual DOCX from
 tests/fixtures saved by LibreOffice as ODT/RTF/EPUB/DOC, a 300-slide deck as ODP/PPT and a 5,000-row workbook as
 ODS/XLS where LibreOffice is installed), then times ``kaynak.loaders.load`` on each (best of 3; LibreOffice
 conversions once) and prints a Markdown table: size, documents, pages, characters, seconds, MB/s, pages/s. On a
@@ -20,12 +20,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "hostile")]
+sys.path.insert(0, str(REPO))  # testkit/
 
-from make_formats_corpus import big_mbox, many_slides  # noqa: E402
-
-from format_samples import TR_PASSAGE, make_eml, make_odt, make_udf  # noqa: E402
 from kaynak.loaders import legacy, load  # noqa: E402
+from testkit.format_samples import TR_PASSAGE, make_eml, make_odt, make_udf  # noqa: E402
+from testkit.hostile.make_formats_corpus import big_mbox, many_slides  # noqa: E402
 
 
 def build(out: Path) -> list[Path]:

@@ -36,13 +36,11 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "hostile"))
+sys.path.insert(0, str(REPO))  # testkit/
 
-from make_corpus import billion_laughs_docx, make_pdf, zip_bomb_docx  # noqa: E402
-
-from servers import running  # noqa: E402
-from test_hostile_requests import fifty_parts_docx, long_run_pdf, lying_docx  # noqa: E402
+from testkit.hostile.make_corpus import billion_laughs_docx, make_pdf, zip_bomb_docx  # noqa: E402
+from testkit.hostile.uploads import fifty_parts_docx, long_run_pdf, lying_docx  # noqa: E402
+from testkit.servers import running  # noqa: E402
 
 TOKEN = "bench-hostile"
 QUERIES = [

@@ -33,8 +33,8 @@ from kaynak.errors import LoaderError  # noqa: E402
 from kaynak.loaders import SUPPORTED_EXTENSIONS, load  # noqa: E402
 from kaynak.loaders.pdf import load_pdf  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "tests"))
-from hyphenation import hyphen_artifacts, line_end_hyphens  # noqa: E402
+sys.path.insert(0, str(ROOT))  # testkit/
+from testkit.hyphenation import hyphen_artifacts, line_end_hyphens  # noqa: E402
 
 DOCS = ROOT.parent / "shared" / "data" / "docs"
 FORMATS = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".txt": "text",

@@ -1,4 +1,4 @@
-"""Benchmark: OCR quality and cost on test scans rendered from known text (tests/ocr_fixtures.py).
+"""Benchmark: OCR quality and cost on test scans rendered from known text (testkit/ocr_fixtures.py).
 
 1. Character error rate (CER: edit distance / reference length, whitespace runs as one space) and seconds per
    page through the image loader, for Turkish and English XQuAD paragraphs (three per A4 page, DejaVu Serif
@@ -38,12 +38,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # testkit/
 
 from kaynak.loaders import LoadOptions  # noqa: E402
 from kaynak.loaders.image import load_image  # noqa: E402
 from kaynak.loaders.ocr import tesseract_info  # noqa: E402
-from ocr_fixtures import cer, image_bytes, image_pdf, merge_pdfs, paragraphs, render_page  # noqa: E402
+from testkit.ocr_fixtures import cer, image_bytes, image_pdf, merge_pdfs, paragraphs, render_page  # noqa: E402
 
 CONDITIONS = {
     "clean 300 dpi": {"dpi": 300},

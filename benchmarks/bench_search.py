@@ -49,6 +49,8 @@ from kaynak.store import SearchFilters, Store
 from kaynak.store.server import embedded_uri
 from kaynak.types import Chunk, Collection, Page
 
+from common import mean_ndcg, percentile, read_jsonl
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "retrieval"
 CACHE = REPO / ".kaynak" / "bench-cache"
@@ -59,11 +61,6 @@ CHECKED = 25  # queries per set also run through SearchService.search to check t
 
 
 # ---------------------------------------------------------------------- data and embeddings
-def jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def qrels(path: Path) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:
@@ -179,21 +176,9 @@ def fill_collection(
     return store.get_collection(name)
 
 
-# ---------------------------------------------------------------------- metrics
-def ndcg_at(ranked: Sequence[str], rel: dict[str, int], k: int = 10) -> float:
-    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(rel.values(), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def mean_ndcg(runs: dict[str, list[str]], rels: dict[str, dict[str, int]]) -> float:
-    return statistics.fmean(ndcg_at(runs.get(q, []), r) for q, r in rels.items())
-
-
 # ---------------------------------------------------------------------- quality
 def xquad_set(store: Store, corpus_lang: str, query_lang: str) -> dict[str, Any]:
-    corpus = jsonl(DATA / "xquad" / corpus_lang / "corpus.jsonl")
+    corpus = read_jsonl(DATA / "xquad" / corpus_lang / "corpus.jsonl")
     texts = [d["title"].replace("_", " ") + "\n\n" + d["text"] for d in corpus]
     vectors = e5_cached("p", texts)
     language = {"tr": "turkish", "en": "english"}[corpus_lang]
@@ -204,7 +189,7 @@ def xquad_set(store: Store, corpus_lang: str, query_lang: str) -> dict[str, Any]
         list(zip([d["_id"] for d in corpus], texts, strict=True)),
         vectors,
     )
-    queries = jsonl(DATA / "xquad" / query_lang / "queries.jsonl")
+    queries = read_jsonl(DATA / "xquad" / query_lang / "queries.jsonl")
     return {
         "name": f"xquad {query_lang}" + (f"→{corpus_lang}" if query_lang != corpus_lang else ""),
         "collection": col,
@@ -215,9 +200,9 @@ def xquad_set(store: Store, corpus_lang: str, query_lang: str) -> dict[str, Any]
 
 
 def scifact_sets(store: Store, with_vectors: bool) -> list[dict[str, Any]]:
-    corpus = jsonl(DATA / "scifact" / "corpus.jsonl")
+    corpus = read_jsonl(DATA / "scifact" / "corpus.jsonl")
     rels = qrels(DATA / "scifact" / "qrels" / "train.tsv")
-    queries = [q for q in jsonl(DATA / "scifact" / "queries.jsonl") if q["_id"] in rels]
+    queries = [q for q in read_jsonl(DATA / "scifact" / "queries.jsonl") if q["_id"] in rels]
     qtexts = {q["_id"]: q["text"] for q in queries}
     out = []
     full = [(d["_id"], d["title"] + "\n\n" + d["text"]) for d in corpus]
@@ -233,7 +218,7 @@ def scifact_sets(store: Store, with_vectors: bool) -> list[dict[str, Any]]:
         col = fill_collection(
             store, "bench_scifact_pool", "english", list(zip([d["_id"] for d in pool], texts, strict=True)), vectors
         )
-        all_q = jsonl(DATA / "scifact" / "queries.jsonl")
+        all_q = read_jsonl(DATA / "scifact" / "queries.jsonl")
         qv_all = e5_cached("q", [q["text"] for q in all_q])
         idx = {q["_id"]: i for i, q in enumerate(all_q)}
         qvec = np.stack([qv_all[idx[q["_id"]]] for q in queries])
@@ -408,7 +393,7 @@ def latency_collection(
         store.delete_collection(name)
     except Exception:  # CollectionNotFound
         pass
-    corpus = jsonl(DATA / "scifact" / "corpus.jsonl")
+    corpus = read_jsonl(DATA / "scifact" / "corpus.jsonl")
     pieces = [p for d in corpus for p in sentence_groups(d["title"] + ". " + d["text"]) if p.strip()]
     base_vecs = np.concatenate([np.load(p) for p in sorted(CACHE.glob("e5-p-*.npy"))]) if CACHE.exists() else None
     rng = np.random.default_rng(0)
@@ -450,9 +435,9 @@ def latency_collection(
     return store.get_collection(name)
 
 
-def pct(values: Sequence[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, math.ceil(p / 100 * len(s)) - 1))] * 1000
+def ms_at(seconds: Sequence[float], p: float) -> float:
+    """The p-th percentile of timings in seconds, in milliseconds."""
+    return percentile(seconds, p) * 1000
 
 
 def timed(fn: Callable[[], Any], n: int = 1) -> float:
@@ -469,7 +454,7 @@ def latency(args: argparse.Namespace) -> None:
     col = latency_collection(store, n_chunks)
     emb = E5QueryEmbedder()
     svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
-    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][:n_queries]
+    queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][:n_queries]
     for q in queries[:5]:  # warm caches and the model
         svc.search(q, mode="hybrid")
     rows: list[tuple[str, list[float]]] = []
@@ -505,10 +490,10 @@ def latency(args: argparse.Namespace) -> None:
     print("| step | p50 ms | p95 ms | mean ms |")
     print("|---|---|---|---|")
     for label, times in rows:
-        print(f"| {label} | {pct(times, 50):.1f} | {pct(times, 95):.1f} | {statistics.fmean(times) * 1000:.1f} |")
+        print(f"| {label} | {ms_at(times, 50):.1f} | {ms_at(times, 95):.1f} | {statistics.fmean(times) * 1000:.1f} |")
         print(
             "BENCH_RESULT "
-            + json.dumps({"item": label.strip(), "metric": "p50", "value": round(pct(times, 50), 2), "unit": "ms"})
+            + json.dumps({"item": label.strip(), "metric": "p50", "value": round(ms_at(times, 50), 2), "unit": "ms"})
         )
     store.close()
 
@@ -605,8 +590,8 @@ def recall_table(
                 "ef_search": ef,
                 "recall@10": round(hits / (10 * n), 4),
                 "within 1 % of the 10th distance": round(close / (10 * n), 4),
-                "p50 ms": round(pct(times, 50), 1),
-                "p95 ms": round(pct(times, 95), 1),
+                "p50 ms": round(ms_at(times, 50), 1),
+                "p95 ms": round(ms_at(times, 95), 1),
             }
         )
         print(f"  ef_search {ef}: {out[-1]}", file=sys.stderr, flush=True)
@@ -636,7 +621,7 @@ def hnsw_recall_real(args: argparse.Namespace) -> None:
         ids = [r[0] for r in rows]
         unit = np.stack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
         unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-        texts = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        texts = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
         q = np.asarray(get_embedder("e5-small").embed_queries(texts), dtype=np.float32)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
         exact = [{ids[j] for j in np.argpartition(-(q[i : i + 1] @ unit.T)[0], 10)[:10]} for i in range(len(q))]
@@ -669,8 +654,8 @@ def hnsw_recall_real(args: argparse.Namespace) -> None:
                 {
                     "ef_search": ef,
                     "recall@10": round(hits / (10 * len(q)), 4),
-                    "p50 ms": round(pct(times, 50), 1),
-                    "p95 ms": round(pct(times, 95), 1),
+                    "p50 ms": round(ms_at(times, 50), 1),
+                    "p95 ms": round(ms_at(times, 95), 1),
                 }
             )
             print(f"  ef_search {ef}: {report['ef_search'][-1]}", file=sys.stderr, flush=True)
@@ -728,7 +713,7 @@ def keyword_sql(args: argparse.Namespace) -> None:
             ensure_text_copy(conn, cid)
             variants = {"migration 9 over text chunk ids (before)": "text", **variants}
         pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
-        claims = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        claims = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
         lexemes = [
             [
                 r[0]
@@ -778,8 +763,8 @@ def keyword_sql(args: argparse.Namespace) -> None:
         "every path equal to the full sum (scores to 1e-12, all claims)": equal,
         "keyword leg (top 40)": {
             label: {
-                "p50 ms": round(pct(times[label], 50), 1),
-                "p95 ms": round(pct(times[label], 95), 1),
+                "p50 ms": round(ms_at(times[label], 50), 1),
+                "p95 ms": round(ms_at(times[label], 95), 1),
                 "backend CPU ms/query": round(cpu[label] * 1000 / len(lexemes), 1),
             }
             for label in variants
@@ -857,8 +842,8 @@ def rest_load(col: Collection, queries: list[str], clients: int, seconds: float)
         "seconds": round(wall, 1),
         "requests": len(times),
         "requests/s": round(len(times) / wall, 1),
-        "p50 ms": round(pct(times, 50), 1),
-        "p95 ms": round(pct(times, 95), 1),
+        "p50 ms": round(ms_at(times, 50), 1),
+        "p95 ms": round(ms_at(times, 95), 1),
         "errors": errors,
         "server CPU ms/request (kaynak + PostgreSQL)": round(served_cpu * 1000 / max(1, len(times)), 1),
     }
@@ -910,7 +895,7 @@ def lancedb_queries(tbl: Any, queries: list[str], qvecs: np.ndarray, rows: dict[
         for q, v in zip(queries[:5], qvecs[:5], strict=True):
             fn(q, v)
         times = [timed(lambda q=q, v=v, f=fn: f(q, v)) for q, v in zip(queries, qvecs, strict=True)]
-        rows[label] = (round(pct(times, 50), 1), round(pct(times, 95), 1))
+        rows[label] = (round(ms_at(times, 50), 1), round(ms_at(times, 95), 1))
         print(f"  lancedb {label}: {rows[label]}", file=sys.stderr, flush=True)
     return rows
 
@@ -1074,7 +1059,7 @@ def scale(args: argparse.Namespace) -> None:
     settings = Settings(collection=col.name, embedder="e5-small")
     svc = SearchService(store, settings, lambda name: emb)
     old = SearchService(store, settings.model_copy(update={"bm25_pruning": False}), lambda name: emb)
-    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
     for q in queries[:5]:
         svc.search(q, mode="hybrid")
     lexemes = [store.query_lexemes("english", q) for q in queries]
@@ -1083,7 +1068,7 @@ def scale(args: argparse.Namespace) -> None:
     def run(label: str, fn: Callable[[str], Any]) -> None:
         times = [timed(lambda q=q: fn(q)) for q in queries]
         rows.append((label, times))
-        print(f"  {label}: p50 {pct(times, 50):.1f} p95 {pct(times, 95):.1f}", file=sys.stderr, flush=True)
+        print(f"  {label}: p50 {ms_at(times, 50):.1f} p95 {ms_at(times, 95):.1f}", file=sys.stderr, flush=True)
 
     one_pct = SearchFilters(source_prefix="doc0000" if not args.text_only else "doc00000")  # 1 % of documents
     qvecs = None
@@ -1098,10 +1083,10 @@ def scale(args: argparse.Namespace) -> None:
     for label, times, cpu in keyword_legs(col, lexemes) + keyword_legs(col, lexemes, one_pct):
         rows.append((label, times))
         cpu_ms[label.strip()] = cpu
-        print(f"  {label}: p50 {pct(times, 50):.1f} p95 {pct(times, 95):.1f} cpu {cpu} ms", file=sys.stderr)
+        print(f"  {label}: p50 {ms_at(times, 50):.1f} p95 {ms_at(times, 95):.1f} cpu {cpu} ms", file=sys.stderr)
     report["keyword leg backend CPU ms/query"] = cpu_ms
     report["pruned equals full (claims, k 40)"] = check_pruned(store, col, lexemes[: args.check])
-    report["latency"] = {label.strip(): (round(pct(t, 50), 1), round(pct(t, 95), 1)) for label, t in rows}
+    report["latency"] = {label.strip(): (round(ms_at(t, 50), 1), round(ms_at(t, 95), 1)) for label, t in rows}
     report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if args.recall or args.lancedb:
         ids, texts, vecs = all_vectors(store, col)
@@ -1167,7 +1152,7 @@ def whole(args: argparse.Namespace) -> None:
     emb = E5QueryEmbedder()
     svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
     tbl = lancedb_table(store, col)
-    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
     vectors = {q: emb.embed_queries([q])[0] for q in queries}
 
     def kaynak_whole(q: str) -> Any:
@@ -1203,8 +1188,8 @@ def whole(args: argparse.Namespace) -> None:
                 cpu[name][1] += server_cpu_s() - s0
         report[label] = {
             name: {
-                "p50 ms": round(pct(times[name], 50), 1),
-                "p95 ms": round(pct(times[name], 95), 1),
+                "p50 ms": round(ms_at(times[name], 50), 1),
+                "p95 ms": round(ms_at(times[name], 95), 1),
                 "mean ms": round(statistics.fmean(times[name]) * 1000, 1),
                 "CPU ms/search (this process + PostgreSQL)": round(sum(cpu[name]) * 1000 / len(queries), 1),
                 "PostgreSQL CPU ms/search": round(cpu[name][1] * 1000 / len(queries), 1),
@@ -1236,7 +1221,7 @@ def profile(args: argparse.Namespace) -> None:
     """Wall time of each store call and of the query embedding during hybrid searches (the keyword leg on its own
     thread, marked), and what is left on the request thread (waiting for the keyword leg, fusion, quotes), with
     and without the query embedding; client CPU per search. Round trips are pinned by
-    tests/test_search_roundtrips.py."""
+    tests/search/test_search_roundtrips.py."""
     import threading
 
     from kaynak.embeddings import get_embedder
@@ -1246,7 +1231,7 @@ def profile(args: argparse.Namespace) -> None:
     col = store.get_collection(f"bench_latency_{args.chunks}")
     emb = get_embedder("e5-small")
     svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
-    queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
     spent: dict[str, float] = {}
 
     def timed_method(obj: Any, name: str) -> None:
@@ -1282,10 +1267,12 @@ def profile(args: argparse.Namespace) -> None:
             mine = sum(v for key, v in spent.items() if "[own thread]" not in key)
             per.setdefault("the rest on the request thread", []).append(walls[-1] - mine)
         cpu = (time.process_time() - cpu0) * 1000 / len(queries)
-        print(f"\n{label}: p50 {pct(walls, 50):.1f} p95 {pct(walls, 95):.1f} ms; client CPU {cpu:.1f} ms/search")
+        print(f"\n{label}: p50 {ms_at(walls, 50):.1f} p95 {ms_at(walls, 95):.1f} ms; client CPU {cpu:.1f} ms/search")
         print("| step | mean ms | p50 ms | p95 ms |\n|---|---|---|---|")
         for key, values in sorted(per.items()):
-            print(f"| {key} | {statistics.fmean(values) * 1000:.2f} | {pct(values, 50):.2f} | {pct(values, 95):.2f} |")
+            print(
+                f"| {key} | {statistics.fmean(values) * 1000:.2f} | {ms_at(values, 50):.2f} | {ms_at(values, 95):.2f} |"
+            )
     store.close()
 
 
@@ -1366,7 +1353,7 @@ def main(argv: list[str] | None = None) -> None:
         store = open_store()
         col = store.get_collection(f"bench_latency_{args.chunks}")
         store.close()
-        queries = [q["text"] for q in jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+        queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
         print(json.dumps(rest_load(col, queries, args.clients, args.seconds), indent=2))
     elif args.command == "quality":
         quality(args)

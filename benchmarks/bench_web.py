@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))  # testkit/
 
 QUESTIONS = [
     "Kat malikleri kurulu ne zaman toplanır?",
@@ -65,8 +65,8 @@ def main() -> int:
     from kaynak.config import load_settings
     from kaynak.context import Context
     from kaynak.store.server import embedded_uri, stop_embedded
-    from servers import running
-    from webapp import make_app
+    from testkit.servers import running
+    from testkit.webapp import make_app
 
     data = Path(tempfile.mkdtemp(prefix="kaynak-bench-web-"))
     profile = tempfile.mkdtemp(prefix="kaynak-bench-chromium-")

@@ -15,12 +15,12 @@ import pytest
 from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
-from floats import assert_close
 from kaynak import backup as backups
 from kaynak.cli import app
 from kaynak.context import Context
 from kaynak.errors import BackupError, UsageError
 from kaynak.store.server import stop_embedded
+from testkit.floats import assert_close
 
 runner = CliRunner()
 

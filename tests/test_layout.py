@@ -182,3 +182,44 @@ def test_the_web_page_names_every_search_mode() -> None:
     for language, strings in STRINGS.items():
         missing = [m.value for m in SearchMode if f"mode_{m.value}" not in strings]
         assert not missing, (language, missing)
+
+
+# ---------------------------------------------------------------------------------------------- tests and benchmarks
+REPO = PACKAGE.parents[1]
+TESTS = REPO / "tests"
+
+
+def _top_imports(path: Path) -> set[str]:
+    """The first name of every module ``path`` imports, at any depth."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_tests_folders_mirror_the_package() -> None:
+    """Every folder of tests/ (but fixture data) names a part of ``src/kaynak`` (tests/loaders/hostile lies under
+    the loaders), so the tests of a module are where its path says."""
+    for folder in sorted(p for p in TESTS.rglob("*") if p.is_dir() and "__pycache__" not in p.parts):
+        rel = folder.relative_to(TESTS)
+        if rel.parts[0] == "fixtures" or rel.parts[-1] == "hostile":
+            continue
+        assert (PACKAGE / rel).is_dir(), f"tests/{rel} mirrors no folder of src/kaynak"
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in testkit/ and shared fixtures in a folder's conftest.py, never in a test module."""
+    for path in sorted(TESTS.rglob("*.py")):
+        bad = {m for m in _top_imports(path) if m.split(".")[-1].startswith(("test_", "conftest")) or m == "tests"}
+        assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)}"
+
+
+def test_benchmarks_do_not_import_the_tests() -> None:
+    """Benchmarks share testkit/ and benchmarks/common.py with the tests, never a module of tests/."""
+    test_names = {p.stem for p in TESTS.rglob("*.py")}
+    for path in sorted((REPO / "benchmarks").rglob("*.py")):
+        bad = {m for m in _top_imports(path) if m.split(".")[0] in test_names | {"tests"}}
+        assert not bad, f"{path.relative_to(REPO)} imports {sorted(bad)} from tests/"

@@ -21,7 +21,7 @@ from kaynak.match import (
 )
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
-from test_search import EN_DOC, HASH, add_doc, make_service
+from testkit.searching import EN_DOC, HASH, add_doc, make_service
 
 
 def test_probability_is_monotone_in_similarity_and_coverage() -> None:

@@ -24,7 +24,7 @@ from kaynak.mcp_server import build_mcp
 from kaynak.store import Store
 from kaynak.types import Chunk, Page
 from kaynak.vocabulary import MAX_QUERY_CHARS
-from servers import running
+from testkit.servers import running
 
 DOCS = {
     "hukuk/kat-mulkiyeti.md": (

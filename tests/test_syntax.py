@@ -11,7 +11,7 @@ from kaynak.errors import InvalidQuery
 from kaynak.store import Store
 from kaynak.syntax import fold, parse_query
 from kaynak.types import Collection
-from test_search import add_doc, make_service
+from testkit.searching import add_doc, make_service
 
 
 def test_parse() -> None:
@@ -34,7 +34,7 @@ def test_admits() -> None:
 
 @pytest.fixture(scope="module")
 def laws(store: Store) -> Iterator[Collection]:
-    from test_search import HASH
+    from testkit.searching import HASH
 
     col = store.create_collection(f"q_tr_{uuid.uuid4().hex[:8]}", "turkish", "hash", HASH.dim)
     add_doc(

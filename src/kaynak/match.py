@@ -19,7 +19,7 @@ about the hit (docs/adr/0026-match-strength-and-quotes.md):
 
 Two fitted models: ``e5`` for collections embedded with an e5 model (the vector similarity is calibrated for it),
 ``lexical`` for every other embedder and for keyword search (no vector feature: the similarity scale of an
-embedder it was not fitted on says nothing). Both were fitted by ``benchmarks/match_calibration.py`` on XQuAD
+embedder it was not fitted on says nothing). Both were fitted by ``benchmarks/studies/match_calibration.py`` on XQuAD
 tr / en / tr→en with half the articles held out (answerable vs unanswerable questions), never on the holdout.
 """
 
@@ -49,8 +49,8 @@ class MatchModel:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-# Fitted by benchmarks/match_calibration.py (see its docstring for the command; its `fit` prints these), on XQuAD
-# tr / en / tr→en with half the articles held out; e5 from e5-small runs, lexical from hash-embedder runs.
+# Fitted by benchmarks/studies/match_calibration.py (see its docstring for the command; its `fit` prints these), on
+# XQuAD tr / en / tr→en with half the articles held out; e5 from e5-small runs, lexical from hash-embedder runs.
 MODELS: dict[str, MatchModel] = {
     "e5": MatchModel(
         "e5",
@@ -71,8 +71,8 @@ MODELS: dict[str, MatchModel] = {
 }
 # A hit at least PARTIAL_AT likely to answer is "partial" (below it "weak"); a response none of whose hits reach it
 # says no_good_match. PARTIAL_AT is the largest threshold that flags at most 4 % of the dev sets' answerable
-# questions (benchmarks/match_calibration.py `fit`): the default favours not hiding a real answer. STRONG_AT: more
-# likely than not.
+# questions (benchmarks/studies/match_calibration.py `fit`): the default favours not hiding a real answer.
+# STRONG_AT: more likely than not.
 PARTIAL_AT: dict[str, float] = {"e5": 0.0739, "lexical": 0.0039}
 STRONG_AT: dict[str, float] = {"e5": 0.5, "lexical": 0.5}
 

@@ -37,7 +37,7 @@ class SearchResults(list[Hit]):
     ) -> None:
         super().__init__(hits)
         self.plan = plan
-        self.features = list(features)  # each hit's match-strength features (benchmarks/match_calibration.py)
+        self.features = list(features)  # each hit's match-strength features (benchmarks/studies/match_calibration.py)
 
     @property
     def no_good_match(self) -> bool:

@@ -7,7 +7,7 @@ message (the list of existing collections it gives names only visible ones). So 
 answers exactly like a missing one (404), and names do not leak.
 
 Every read method that takes a collection, a name or an id is overridden here; a test
-(tests/test_team_access.py) fails when the store gains such a method without an override.
+(tests/api/test_team_access.py) fails when the store gains such a method without an override.
 """
 
 from __future__ import annotations

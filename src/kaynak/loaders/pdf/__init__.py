@@ -165,7 +165,7 @@ def _read_pages(
 
 def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None, options: Any = None) -> LoadedDocument:
     """Load a PDF. ``raw_pages``, when given, receives pypdf's plain text of each page (before any repair), which
-    is what the benchmark and the tests measure hyphenation artifacts against (tests/hyphenation.py).
+    is what the benchmark and the tests measure hyphenation artifacts against (testkit/hyphenation.py).
     ``options`` (LoadOptions) picks the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
     if not data.strip():
         raise NoText(path, "no text (empty file)")

@@ -3,7 +3,7 @@
 Each migration is a file under ``sql/`` — the SQL it ran when it shipped — or, where it must choose by server or
 rewrite data, a step in ``steps.py`` whose SQL is literal text too. Nothing here imports the store's runtime SQL and
 no runtime code imports a migration, so changing how kaynak searches cannot change what an old migration creates
-(a fresh database and one upgraded step by step end up with the same schema: tests/test_migrations.py).
+(a fresh database and one upgraded step by step end up with the same schema: tests/store/test_migrations.py).
 
 Add a migration by appending to ``MIGRATIONS`` (and its file to ``sql/``); never edit one that has shipped: the
 test pins every file's SHA-256.

@@ -1,0 +1,97 @@
+"""OpenDocument loader: headings → sections, explicit page breaks, tables, footnotes, tracked deletions dropped;
+spreadsheets one page per sheet with repeated cells bounded; slides one page per slide with notes; unsafe XML,
+encryption and zip bombs refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kaynak.errors import CorruptFile, EncryptedFile
+from kaynak.loaders import load
+from testkit.format_samples import (
+    EN_PASSAGE,
+    LAUGHS,
+    TR_PASSAGE,
+    XXE,
+    make_odp,
+    make_ods,
+    make_odt,
+    odf_zip,
+    replace_member,
+    zip_bomb,
+)
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_odt_sections_pages_tables_notes(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "plan.odt", make_odt()))
+    assert doc.title == "Yönetim planı" and doc.metadata["format"] == "odt"
+    assert [p.number for p in doc.pages] == [1, 2]
+    one, two = doc.pages
+    assert TR_PASSAGE in one.text and "SİLİNMİŞ" not in one.text + two.text
+    assert "[1]" in one.text and "[1] Dipnot: toplantı tutanağı saklanır." in one.text
+    assert "Daire | Arsa payı\n3 | 120/1000" in one.text
+    at = one.text.index(TR_PASSAGE)
+    assert one.section_at(at) == "Yönetim planı › Genel hükümler"
+    assert EN_PASSAGE in two.text and "  end." not in two.text
+    assert two.section_at(two.text.index(EN_PASSAGE)) == "Yönetim planı › Rivers"
+
+
+def test_flat_odt_and_template_extension(tmp_path: Path) -> None:
+    content = make_odt()
+    import io
+    import zipfile
+
+    xml = zipfile.ZipFile(io.BytesIO(content)).read("content.xml")
+    flat = xml.replace(b"office:document-content", b"office:document")
+    doc = load(write(tmp_path, "plan.fodt", flat))
+    assert TR_PASSAGE in doc.pages[0].text and len(doc.pages) == 2
+    assert TR_PASSAGE in load(write(tmp_path, "plan.ott", content)).pages[0].text
+
+
+def test_ods_sheets_repeats_and_cached_values(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "aidat.ods", make_ods()))
+    assert [p.sections[0].path for p in doc.pages] == ["Aidatlar", "Rivers"]
+    assert "Daire: 7; Tutar: 450" in doc.pages[0].text and "of:=" not in doc.pages[0].text
+    assert "City: Budapest; River: Danube" in doc.pages[1].text
+
+
+def test_odp_one_page_per_slide_title_notes(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "sunum.odp", make_odp()))
+    assert [p.number for p in doc.pages] == [1, 2]
+    one = doc.pages[0]
+    assert one.text.startswith("Toplantı kuralları\n") and one.sections[0].path == "Toplantı kuralları"
+    assert "Notes:\nKonuşmacı notu: yeter sayı üçte iki." in one.text and "<number>" not in one.text
+    assert doc.pages[1].sections[0].path == "Rivers" and EN_PASSAGE in doc.pages[1].text
+
+
+@pytest.mark.parametrize("prolog", [LAUGHS, XXE])
+def test_odf_entities_are_refused(tmp_path: Path, prolog: str) -> None:
+    data = odf_zip("text", "<text:p>x &lol5;</text:p>" if "lol" in prolog else "<text:p>&xxe;</text:p>", prolog=prolog)
+    with pytest.raises(CorruptFile, match="DTD or entities"):
+        load(write(tmp_path, "bad.odt", data))
+
+
+def test_odf_zip_bomb_encrypted_truncated(tmp_path: Path) -> None:
+    bomb = zip_bomb({"mimetype": b"application/vnd.oasis.opendocument.text"}, "content.xml")
+    with pytest.raises(CorruptFile, match="zip bomb"):
+        load(write(tmp_path, "bomb.odt", bomb))
+    manifest = (
+        b'<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        b'<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/></manifest:file-entry>'
+        b"</manifest:manifest>"
+    )
+    with pytest.raises(EncryptedFile, match="password"):
+        load(write(tmp_path, "secret.odt", replace_member(make_odt(), "META-INF/manifest.xml", manifest)))
+    whole = make_odt()
+    with pytest.raises(CorruptFile):
+        load(write(tmp_path, "cut.odt", whole[: len(whole) // 2]))
+    with pytest.raises(CorruptFile, match="not a zip"):
+        load(write(tmp_path, "text.odt", b"just some text, mislabelled"))

@@ -1,0 +1,71 @@
+"""PPTX loader: one page per slide (page = slide number), the title as section, shapes top to bottom, tables,
+speaker notes; entities, zip bombs, encrypted and mislabelled files refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kaynak.errors import CorruptFile, EncryptedFile
+from kaynak.loaders import load
+from testkit.format_samples import EN_PASSAGE, LAUGHS, TR_PASSAGE, make_pptx, replace_member, zip_bomb
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_pptx_slides_titles_tables_notes(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "sunum.pptx", make_pptx()))
+    assert doc.title == "Toplantı kuralları" and doc.metadata["slides"] == 2
+    one, two = doc.pages
+    assert (one.number, two.number) == (1, 2)
+    assert one.sections[0].path == "Toplantı kuralları" and TR_PASSAGE in one.text
+    assert one.text.endswith("Notes:\nKonuşmacı notu: yeter sayı üçte iki.")
+    assert two.sections[0].path == "Rivers"
+    # reading order: the table (2 in from the top) before the text box (5 in)
+    assert two.text.index("City | River\nBudapest | Danube") < two.text.index(EN_PASSAGE)
+
+
+def test_pptx_hostile(tmp_path: Path) -> None:
+    good = make_pptx()
+    bad = replace_member(good, "ppt/slides/slide1.xml", (LAUGHS + "<p:sld>&lol5;</p:sld>").encode())
+    with pytest.raises(CorruptFile, match="DTD or entities"):
+        load(write(tmp_path, "laughs.pptx", bad))
+    with pytest.raises(CorruptFile, match="zip bomb"):
+        load(write(tmp_path, "bomb.pptx", zip_bomb({"ppt/presentation.xml": b"<x/>"}, "ppt/media/a.bin")))
+    with pytest.raises(EncryptedFile, match="password"):
+        load(write(tmp_path, "locked.pptx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600))
+    with pytest.raises(CorruptFile, match="not a PowerPoint"):
+        load(write(tmp_path, "word.pptx", replace_member(good, "ppt/presentation.xml", b"")[:0] + _docx_like()))
+
+
+def _docx_like() -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("word/document.xml", "<w:document/>")
+    return buf.getvalue()
+
+
+def test_pptx_three_hundred_slides_one_page_each(tmp_path: Path) -> None:
+    """One page per slide, in bounded time (the 5,000-slide deck is in tests/hostile)."""
+    import time
+
+    from pptx import Presentation
+
+    prs = Presentation()
+    layout = prs.slide_layouts[5]
+    for i in range(300):
+        prs.slides.add_slide(layout).shapes.title.text = f"Slayt {i + 1}"
+    path = tmp_path / "many.pptx"
+    prs.save(path)
+    t0 = time.perf_counter()
+    doc = load(path)
+    assert len(doc.pages) == 300 and doc.pages[-1].sections[0].path == "Slayt 300"
+    assert time.perf_counter() - t0 < 30

@@ -1,0 +1,109 @@
+"""Spreadsheet loaders: XLSX (openpyxl, cached values, one page per sheet, header rows, caps) and CSV/TSV
+(encoding and delimiter detection, long lines cut)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kaynak.errors import CorruptFile, EncryptedFile
+from kaynak.loaders import load, sheets
+from testkit.format_samples import EN_PASSAGE, LAUGHS, TR_PASSAGE, make_xlsx, replace_member
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_xlsx_pages_per_sheet_header_rows(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "aidat.xlsx", make_xlsx()))
+    assert doc.metadata["sheets"] == ["Aidatlar", "Rivers"]
+    one, two = doc.pages
+    assert one.sections[0].path == "Aidatlar"
+    assert f"Daire: 3; Açıklama: {TR_PASSAGE}; Tutar: 450" in one.text
+    assert "Daire: 7; Açıklama: Asansör bakımı; Tutar: 300.5" in one.text
+    assert two.number == 2 and f"City: Budapest; Note: {EN_PASSAGE}" in two.text
+
+
+def test_xlsx_cell_cap_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Big"
+    for i in range(500):
+        ws.append([f"r{i}", i, i * 2])
+    buf = io.BytesIO()
+    wb.save(buf)
+    monkeypatch.setattr(sheets, "MAX_CELLS", 300)
+    doc = load(write(tmp_path, "big.xlsx", buf.getvalue()))
+    assert any("'Big': only the first 100 rows" in w for w in doc.warnings), doc.warnings
+    assert "r99" in doc.pages[0].text and "r100" not in doc.pages[0].text
+
+
+def test_xlsx_hostile(tmp_path: Path) -> None:
+    bad = replace_member(make_xlsx(), "xl/sharedStrings.xml", (LAUGHS + "<sst>&lol5;</sst>").encode())
+    with pytest.raises(CorruptFile, match="DTD or entities"):
+        load(write(tmp_path, "laughs.xlsx", bad))
+    bad = replace_member(make_xlsx(), "xl/worksheets/sheet1.xml", (LAUGHS + "<worksheet>&lol5;</worksheet>").encode())
+    with pytest.raises(CorruptFile, match="DTD or entities"):
+        load(write(tmp_path, "laughs2.xlsx", bad))
+    with pytest.raises(EncryptedFile):
+        load(write(tmp_path, "locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600))
+    with pytest.raises(CorruptFile):
+        load(write(tmp_path, "cut.xlsx", make_xlsx()[:2000]))
+
+
+def test_csv_cp1254_semicolon_and_tsv(tmp_path: Path) -> None:
+    data = "Şehir;Nüfus;Not\nİstanbul;15000000;Boğaz iki yakayı ayırır\n\nİzmir;4400000;\n".encode("cp1254")
+    doc = load(write(tmp_path, "iller.csv", data))
+    assert doc.metadata["encoding"] == "cp1254" and doc.metadata["delimiter"] == "semicolon"
+    assert "Şehir: İstanbul; Nüfus: 15000000; Not: Boğaz iki yakayı ayırır" in doc.pages[0].text
+    assert "Şehir: İzmir; Nüfus: 4400000" in doc.pages[0].text
+    tsv = load(write(tmp_path, "rivers.tsv", "\ufeffCity\tRiver\nVienna\tDanube, the long one\n".encode()))
+    assert "City: Vienna; River: Danube, the long one" in tsv.pages[0].text
+    assert tsv.metadata["encoding"] == "utf-8-sig"
+
+
+def test_csv_not_text_and_long_line(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFile, match="not text"):
+        load(write(tmp_path, "koi.csv", ("Москва;Река\n" * 50).encode("koi8-r")))
+    long_line = b"a," + b"x" * (sheets.MAX_FIELD * 5) + "\nname,value\nBoğaz,1\n".encode()
+    doc = load(write(tmp_path, "long.csv", long_line))
+    assert any("cut" in w for w in doc.warnings), doc.warnings
+    assert "Boğaz" in doc.pages[0].text
+
+
+def test_xlsx_formula_gives_its_cached_value(tmp_path: Path) -> None:
+    """A workbook with a formula saved by a real producer (LibreOffice computes and stores the value): the cached
+    value is read, not the formula (skipped without LibreOffice; openpyxl writes formulas without values)."""
+    import io
+    import subprocess
+
+    import openpyxl
+
+    from kaynak.loaders import legacy
+
+    exe = legacy.soffice_path()
+    if exe is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Bütçe"
+    for row in (["Kalem", "Tutar"], ["Kira", 1200], ["Aidat", 450], ["Toplam", "=SUM(B2:B3)"]):
+        ws.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    source = write(tmp_path, "butce.xlsx", buf.getvalue())
+    subprocess.run(
+        [exe, f"-env:UserInstallation=file://{tmp_path}/profile", "--headless", "--convert-to", "xlsx",
+         "--outdir", str(tmp_path / "out"), str(source)],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    text = load(tmp_path / "out" / "butce.xlsx").pages[0].text
+    assert "Kalem: Toplam; Tutar: 1650" in text and "SUM" not in text

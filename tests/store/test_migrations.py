@@ -1,0 +1,352 @@
+"""Migrations: frozen files, the same schema fresh or upgraded step by step, upgrades that stop and resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from kaynak.config import Settings
+from kaynak.embeddings.hashing import HashEmbedder
+from kaynak.errors import MigrationRequired, SchemaTooNew
+from kaynak.search import SearchService
+from kaynak.store import Store, migrations
+from kaynak.store.migrations import steps
+from kaynak.store.server import embedded_bin_dir
+from kaynak.store.upgrade import migrate, migration_status
+from kaynak.types import Chunk, Page
+from testkit.floats import assert_close
+
+SQL_DIR = Path(migrations.__file__).parent / "sql"
+HASH = HashEmbedder()
+#: What a database at version 11 is upgraded by: migration 12 (a rewrite) and any schema-only ones after it.
+UPGRADE = list(range(12, migrations.LATEST + 1))
+
+#: SHA-256 of every frozen migration file. A shipped migration never changes: add a new one instead.
+PINNED = {
+    "0001_initial.sql": "ee41da6fccf3b4a66d9dbc2be7ca81ab5c6aa3e725d4dc7155241d15671ad83f",
+    "0002_covering_postings.sql": "f2495891afdfc693aacd2366e2e001c2dcc3abd8c75a9f4b1b156e117f2740a5",
+    "0003_document_warnings_origin.sql": "2e072cdaccf0015046d405a5bc6e5c0b4ff50567fb8edb3814ecadd3353c1df0",
+    "0004_ingest_failures.sql": "84280511b41b9c2d575e3b21476ce8bbe36e770644eda8008c24c0b813fcea66",
+    "0005_lexeme_stats.sql": "962efc4925170fd12fdc270dde8134222c31eec76b80eee785d490660db2cdcb",
+    "0006_pruned_bm25.sql": "206196edbdd327010b030c2fb002d3ad7331b08aacb24c12368cc2c289bb25b9",
+    "0007_sync_sources.sql": "224a286c497b64d5f4a9a32092c936e58aa8c951ba46b97272006ac20e159b24",
+    "0008_collection_stats.sql": "855f2f6610dc40f0fce5ab9afd983967b3d043c58c1fb47a78d55293191f430f",
+    "0009_bm25_topk.sql": "63f19f9051dca66e63985ca1b681d664b99879e6b7a3841bed70160203520d37",
+    "0010_header_terms.sql": "d7c6ad5c24bef7ba9433c4771a7c802d55f6ec444b462db7fca387df20610bd5",
+    "0012_chunk_keys.sql": "2a3607de63a4f4339077d4cba905b68fe0bb2780d1bd75f6399eaf91aa514eb1",
+    "0012_chunk_keys_finish.sql": "fbcbb98ae575fc118fb89db6c91ee42ef64f33475425a28dd74dc06790f3bddb",
+    "0013_team_access.sql": "8254bb7ab915bb1f54040d2e00613a277ed398364297c6bedceb1925d281c364",
+}
+
+DOCS = {
+    "kat.txt": [
+        "Kat mülkiyeti kanunu, bir binanın bağımsız bölümleri üzerindeki mülkiyeti düzenler.\n\n"
+        "Kat malikleri kurulu yılda en az bir kez toplanır. Toplantıda yönetici seçilir ve işletme projesi "
+        "görüşülür.\n\nAidat, işletme projesine göre her ay ödenir.",
+        "Yönetim planı bütün kat maliklerini bağlar.\n\nYönetici, kat malikleri kurulunun kararlarını uygular.",
+    ],
+    "boiler.txt": [
+        "The boiler pressure should stay between one and two bar.\n\nBleed the radiators when the pressure drops.",
+    ],
+    "pump.md": ["Pump filters clog in winter.\n\nClean the pump filter every month."],
+}
+QUERIES = ["kat malikleri kurulu ne zaman toplanır", "boiler pressure", "pump filter", "yönetici", "aidat"]
+
+
+@pytest.fixture
+def new_database(database_url: str) -> Iterator[Callable[[], str]]:
+    """Empty databases on the session's server, dropped afterwards."""
+    made: list[str] = []
+
+    def make() -> str:
+        name = "mig_" + uuid.uuid4().hex[:10]
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+            made.append(name)
+        url = make_conninfo(database_url, dbname=name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return url
+
+    yield make
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for name in made:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_every_migration_file_is_frozen() -> None:
+    files = sorted(p.name for p in SQL_DIR.glob("*.sql"))
+    assert files == sorted(PINNED), "a migration file was added or removed: pin it here (and never edit it after)"
+    changed = [name for name, sha in PINNED.items() if _sha(SQL_DIR / name) != sha]
+    assert not changed, f"shipped migrations changed: {changed}; revert them and add a new migration instead"
+    assert [m.version for m in migrations.MIGRATIONS] == list(range(1, migrations.LATEST + 1))
+
+
+def test_runtime_code_imports_no_migration() -> None:
+    """Only the code that applies migrations imports them; nothing shares SQL with a frozen migration."""
+    package = Path(migrations.__file__).parents[2]
+    allowed = {"store/store.py", "store/upgrade.py"}
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package).as_posix()
+        if rel.startswith("store/migrations/") or rel in allowed:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"store\.migrations|from kaynak\.store import .*\bmigrations\b", text), rel
+    for path in (Path(migrations.__file__).parent).glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        imports = re.findall(r"^\s*(?:from|import) (kaynak\.[\w.]+)", text, re.M)
+        assert all(m.startswith(("kaynak.store.migrations", "kaynak.errors", "kaynak.langdetect")) for m in imports), (
+            path.name,
+            imports,
+        )
+
+
+def _ingest(store: Store, name: str) -> None:
+    col = store.create_collection(name, "turkish", "hash", HASH.dim)
+    for source, texts in DOCS.items():
+        pages, chunks = [], []
+        for number, text in enumerate(texts, start=1):
+            pages.append(Page(number, text))
+            for m in re.finditer(r"[^\n]+", text):
+                chunks.append(Chunk(len(chunks), number, None, m.start(), m.end(), m.group()))
+        emb = HASH.embed_passages([c.text for c in chunks])
+        store.replace_document(col, source, hashlib.sha256(source.encode()).hexdigest(), source, {}, pages, chunks, emb)
+
+
+def _copy_as_version_1(src: str, dst: str) -> None:
+    """``dst`` at schema 1 (the oldest released) holding ``src``'s documents as version 1 wrote them."""
+    with psycopg.connect(src) as a, psycopg.connect(dst, autocommit=True) as b:
+        migrations.apply(b, upto=1)
+        copies = {
+            "collections": "id, name, language, embedder, dim, created_at",
+            "documents": "id, collection_id, source, sha256, title, page_count, chunk_count, metadata, ingested_at",
+            "pages": "document_id, number, text",
+            "chunks": "id, collection_id, document_id, ord, page, section, char_start, char_end, text, language, "
+            "embedding",
+        }
+        for table, columns in copies.items():
+            with (
+                a.cursor().copy(f"COPY (SELECT {columns} FROM {table}) TO STDOUT") as out,
+                b.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as into,
+            ):
+                for block in out:
+                    into.write(block)
+        for cid, dim in b.execute("SELECT id, dim FROM collections").fetchall():  # as create_collection makes it
+            b.execute(
+                f"CREATE INDEX chunks_hnsw_{cid} ON chunks USING hnsw "
+                f"((embedding::vector({dim})) vector_cosine_ops) WHERE collection_id = {cid}"
+            )
+        b.execute("SELECT setval('collections_id_seq', (SELECT max(id) FROM collections))")
+        b.execute("SELECT setval('documents_id_seq', (SELECT max(id) FROM documents))")
+        # version 1's postings: each chunk's own terms, keyed by its text id
+        b.execute(
+            "INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl) "
+            "SELECT c.collection_id, u.lexeme, c.id, c.document_id, cardinality(u.positions), "
+            "(SELECT coalesce(sum(cardinality(positions)), 0) FROM unnest(c.tsv)) FROM chunks c, unnest(c.tsv) u"
+        )
+        b.execute(
+            "UPDATE documents d SET token_count = (SELECT coalesce(sum(tf), 0) FROM postings p "
+            "WHERE p.document_id = d.id)"
+        )
+
+
+def _schema(url: str) -> list[str]:
+    """``pg_dump --schema-only``, without comments, settings and the dump's random restrict key."""
+    out = subprocess.run(
+        [str(embedded_bin_dir() / "pg_dump"), "--schema-only", "--no-owner", "--no-privileges", "-d", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    keep = []
+    for line in out.splitlines():
+        noise = ("--", "SET ", "SELECT pg_catalog.set_config", "\\restrict", "\\unrestrict")
+        if not line.strip() or line.startswith(noise):
+            continue
+        keep.append(line.rstrip())
+    return keep
+
+
+def _contents(url: str) -> dict[str, Any]:
+    """What the keyword leg reads, exactly: postings, lexeme statistics, collection statistics, token counts."""
+    with psycopg.connect(url) as conn:
+        return {
+            "postings": conn.execute(
+                "SELECT count(*), md5(string_agg(concat_ws(',', collection_id, lexeme, chunk_key, document_id, tf, "
+                "dl), ';' ORDER BY collection_id, lexeme, chunk_key)) FROM postings"
+            ).fetchone(),
+            "lexeme_stats": conn.execute(
+                "SELECT md5(string_agg(concat_ws(',', collection_id, lexeme, df, max_tf, min_dl), ';' "
+                "ORDER BY collection_id, lexeme)) FROM lexeme_stats"
+            ).fetchone(),
+            "collection_stats": conn.execute("SELECT * FROM collection_stats ORDER BY 1").fetchall(),
+            "documents": conn.execute("SELECT id, token_count, language FROM documents ORDER BY id").fetchall(),
+        }
+
+
+def _answers(url: str, collection: str) -> list[list[dict[str, Any]]]:
+    with Store(url, pool_size=1) as store:
+        svc = SearchService(store, Settings(collection=collection, embedder="hash"), lambda name: HASH)
+        return [
+            [h.to_dict() for h in svc.search(q, collection, mode=mode, k=5)]
+            for q in QUERIES
+            for mode in ("keyword", "hybrid")
+        ]
+
+
+def test_fresh_and_upgraded_step_by_step_are_the_same(new_database: Callable[[], str]) -> None:
+    fresh, old = new_database(), new_database()
+    name = "mig_" + uuid.uuid4().hex[:6]
+    with Store(fresh, pool_size=1) as store:
+        _ingest(store, name)
+    _copy_as_version_1(fresh, old)
+    with psycopg.connect(old, autocommit=True) as conn:
+        for version in range(2, migrations.LATEST + 1):
+            assert migrations.apply(conn, upto=version) == [version]
+        assert migrations.current_version(conn) == migrations.LATEST
+    assert _schema(old) == _schema(fresh)
+    assert _contents(old) == _contents(fresh)
+    assert_close(_answers(old, name), _answers(fresh, name))
+    assert all(_answers(fresh, name))
+
+
+def _fresh_and_version_11(new_database: Callable[[], str]) -> tuple[str, str, str]:
+    """A database filled by today's kaynak, one at schema 11 holding the same documents, and the collection."""
+    fresh, old = new_database(), new_database()
+    name = "mig_" + uuid.uuid4().hex[:6]
+    with Store(fresh, pool_size=1) as store:
+        _ingest(store, name)
+    _at_version_11(fresh, old)
+    return fresh, old, name
+
+
+def _at_version_11(fresh: str, old: str) -> None:
+    _copy_as_version_1(fresh, old)
+    with psycopg.connect(old, autocommit=True) as conn:
+        migrations.apply(conn, upto=11)
+
+
+def test_an_upgrade_stopped_midway_resumes_to_the_same_state(
+    new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh, stopped, straight = new_database(), new_database(), new_database()
+    with Store(fresh, pool_size=1) as store:
+        _ingest(store, "mig_" + uuid.uuid4().hex[:6])
+    _at_version_11(fresh, stopped)
+    _at_version_11(fresh, straight)
+    monkeypatch.setattr(steps, "BATCH_DOCUMENTS", 1)  # one document per committed batch
+
+    seen: list[tuple[int, int, int]] = []
+
+    def stop_after_two(m: migrations.Migration, done: int, total: int) -> None:
+        seen.append((m.version, done, total))
+        if len(seen) == 2:
+            raise KeyboardInterrupt  # like Ctrl-C, or a kill: the batch in flight was committed or rolled back
+
+    with pytest.raises(KeyboardInterrupt):
+        migrate(stopped, progress=stop_after_two)
+    st = migration_status(stopped)
+    assert st.version == 11 and 12 in st.in_progress and st.in_progress[12][0] == 2
+    with pytest.raises(MigrationRequired, match=r"under way.*kaynak migrate"):
+        Store(stopped, pool_size=1)  # a half-done upgrade is never used, whatever its size
+    assert migrate(stopped) == UPGRADE
+    assert migrate(straight) == UPGRADE
+    assert migration_status(stopped).in_progress == {}
+    assert _contents(stopped) == _contents(straight) == _contents(fresh)
+
+
+def test_a_big_upgrade_is_refused_at_start_with_what_to_run(
+    new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, old, _ = _fresh_and_version_11(new_database)
+    monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)
+    with pytest.raises(MigrationRequired, match=rf"schema 11 to {migrations.LATEST}.*kaynak migrate"):
+        Store(old, pool_size=1)
+    with pytest.raises(MigrationRequired):
+        Store(old, pool_size=1, migrate="never")
+    status = migration_status(old)
+    assert [v for v, _, _ in status.pending] == UPGRADE and status.rows > 0
+    with Store(old, pool_size=1, migrate="always") as store:
+        assert store.applied_migrations == UPGRADE
+
+
+def test_a_small_upgrade_runs_at_start(new_database: Callable[[], str]) -> None:
+    _, old, _ = _fresh_and_version_11(new_database)
+    with Store(old, pool_size=1) as store:
+        assert store.applied_migrations == UPGRADE
+
+
+def test_a_database_from_a_newer_kaynak_is_refused(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    Store(url, pool_size=1).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO kaynak_migrations (version, name) VALUES (%s, 'from the future')", (99,))
+    with pytest.raises(SchemaTooNew, match="newer kaynak"):
+        Store(url, pool_size=1)
+    with pytest.raises(SchemaTooNew):
+        migrate(url)
+    assert migration_status(url).version == 99
+
+
+def test_cli_migrate_status_upgrade_and_doctor(
+    new_database: Callable[[], str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    _, old, name = _fresh_and_version_11(new_database)
+    monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
+    monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)  # this small database stands for a big one
+    runner = CliRunner()
+    res = runner.invoke(app, ["migrate", "--status"])
+    assert res.exit_code == 0 and f"schema version 11, this kaynak needs {migrations.LATEST}" in res.stdout, res.output
+    doctor = runner.invoke(app, ["doctor", "--json"])
+    assert doctor.exit_code == 1 and "kaynak migrate" in doctor.stdout, doctor.output
+    search = runner.invoke(app, ["search", "boiler pressure", "-c", name, "--mode", "keyword"])
+    assert search.exit_code == 1 and "run `kaynak migrate`" in search.output, search.output
+    res = runner.invoke(app, ["migrate", "--no-backup", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["applied"] == UPGRADE and '"pending": []' in res.stdout
+    search = runner.invoke(app, ["search", "boiler pressure", "-c", name, "--mode", "keyword"])
+    assert search.exit_code == 0 and "boiler.txt" in search.stdout, search.output
+
+
+def test_cli_migrate_takes_a_backup_first(
+    new_database: Callable[[], str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    _, old, _ = _fresh_and_version_11(new_database)
+    monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
+    res = CliRunner().invoke(app, ["migrate", "--backup", str(tmp_path / "before.dump")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "before.dump").stat().st_size > 0 and "applied migrations 12" in res.stdout
+
+
+def test_a_server_told_to_migrate_always_backs_up_first(
+    new_database: Callable[[], str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kaynak.context import Context
+
+    _, old, _ = _fresh_and_version_11(new_database)
+    with Context(database_url=old, data_dir=tmp_path, migrate="always") as ctx:
+        assert ctx.store.applied_migrations == UPGRADE
+    backups = list((tmp_path / "backups").glob(f"before-schema-{migrations.LATEST}-*.dump"))
+    assert len(backups) == 1 and backups[0].stat().st_size > 0
