@@ -30,7 +30,7 @@ from kaynak.chunking import chunk_pages
 from kaynak.evaluation.datasets import BeirDataset, load_beir
 from kaynak.evaluation.metrics import first_rank_per_document, ndcg_at_k
 from kaynak.evaluation.runner import beir_documents
-from kaynak.ingest.pipeline import embedding_text
+from kaynak.ingest.prepare import embedding_text
 
 XQUAD = Path(__file__).resolve().parents[3] / "shared" / "data" / "retrieval" / "xquad"
 

@@ -270,7 +270,7 @@ def test_unreadable_file_is_reported(
     locked = write(tmp_path / "locked.md", "# Locked\n\n" + EN_TEXT)
     locked.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail the way a permission error does
-        import kaynak.ingest.pipeline as ingest_mod
+        import kaynak.ingest.prepare as ingest_mod
 
         real = ingest_mod.file_sha256
 

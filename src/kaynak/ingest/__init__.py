@@ -1,6 +1,7 @@
 """Ingest: files and folders in, searchable chunks out (the write side of kaynak).
 
     discovery.py  finding files: folders, include/exclude globs, symbolic links, hashing
+    prepare.py    one file or loaded document made ready (hashed, skipped, parsed, chunked), or why not
     pipeline.py   one run: prepare → embed → write, with bounded queues between the stages
     report.py     progress events and the report a run returns
     service.py    IngestService, the public API every face uses
@@ -13,7 +14,7 @@ Everything importable from ``kaynak.ingest`` before it became a package still is
 from __future__ import annotations
 
 from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256, supported_extensions
-from .pipeline import embedding_text
+from .prepare import embedding_text
 from .report import EventKind, IngestCrashed, IngestEvent, IngestReport
 from .service import IngestService
 from .sources import decode_source, display_path, encode_source

@@ -31,7 +31,8 @@ from kaynak.types import Collection, LoadedDocument
 from kaynak.vocabulary import LANGUAGES
 
 from .discovery import Discovery, FileJob, PathFilter, discover
-from .pipeline import Run, _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
+from .pipeline import Run, Target
+from .prepare import _Pending, _Result, _Skip, check_collection, prepare_file, prepare_loaded
 from .report import IngestCrashed, IngestEvent, IngestReport
 from .shard import select_shard
 from .sources import container_index, container_of
@@ -181,7 +182,8 @@ class IngestService:
             return prepare_file(job, known, failures, max_bytes, self.settings, parser, pool.submit, options, members)
 
         total = len(found.jobs) + len(found.failed) + len(found.skipped)
-        run = Run(self.store, self.settings, name, col, lang, language, emb, known, total, progress, stop, parser)
+        target = Target(name, col, lang, language, emb, known)
+        run = Run(self.store, self.settings, target, files_total=total, progress=progress, stop=stop, parser=parser)
         run.report.ignored = found.ignored
         run.emit("start")
         for f in found.failed:
@@ -248,7 +250,8 @@ class IngestService:
                 return _Skip(source, stored[1])
             return prepare_loaded(source, sha, doc, self.settings)
 
-        run = Run(self.store, self.settings, collection, col, lang, language, emb, known, total, progress, stop)
+        target = Target(collection, col, lang, language, emb, known)
+        run = Run(self.store, self.settings, target, files_total=total, progress=progress, stop=stop)
         run.emit("start")
         run.run(documents, prepare)
         run.report.seconds = round(time.perf_counter() - t0, 3)

@@ -32,7 +32,7 @@ from kaynak.store import Store
 from kaynak.types import Collection
 
 from .discovery import Discovery, FileJob, PathFilter, discover, file_sha256, supported_extensions
-from .pipeline import origin_of
+from .prepare import origin_of
 from .report import IngestEvent, IngestReport
 from .sources import container_index, container_of, decode_source, encode_source
 
