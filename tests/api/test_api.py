@@ -125,6 +125,10 @@ def test_openapi_describes_each_answer_with_a_typed_model(http: httpx.Client) ->
     assert answer("/v1/collections/{name}/documents/{source}", "get") == "Document"
     assert answer("/v1/chunks/{chunk_id}", "get") == "ChunkContext"
     assert answer("/v1/access", "get") == "Access"
+    assert answer("/v1/health", "get") == "Health"
+    assert schema["paths"]["/v1/health"]["get"]["responses"]["503"]["content"]["application/json"]["schema"][
+        "$ref"
+    ].endswith("/Health")
     assert answer("/v1/documents/{document_id}/pages/{number}/image", "get") == "PageImage"
 
 

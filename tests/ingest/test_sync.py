@@ -308,6 +308,12 @@ def test_status_over_rest_and_mcp(
             assert body["files_failing"] == 1 and body["failing"][0]["source"] == "empty.md"
             assert body["watching"] is False and body["last_sync_at"]
             assert client.get("/v1/collections/no_such_one_here/status").status_code == 404
+            # typed (CollectionStatus in the OpenAPI document), and still the service's dict byte for byte
+            expected = collection_status(ctx.search.store, unique_name)
+            assert r.content == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode()
+            schema = client.get("/openapi.json").json()
+            answer = schema["paths"]["/v1/collections/{name}/status"]["get"]["responses"]["200"]
+            assert answer["content"]["application/json"]["schema"]["$ref"].endswith("/CollectionStatus")
 
         async def listed() -> Any:  # through a client, as the local user (stdio / in-process: full access)
             from mcp import Client

@@ -273,3 +273,94 @@ class CollectionIn(NoNul):
     name: str = Field(..., min_length=1, max_length=200)
     language: LanguageName | None = None
     embedder: str | None = Field(None, max_length=200, description="embedder name (`kaynak models` lists them)")
+
+
+class SyncRoot(BaseModel):
+    """A remembered folder of a collection and how its last sync went."""
+
+    root: str
+    include: list[str]
+    exclude: list[str]
+    status: str | None = Field(..., description="ok | missing (the folder is gone); null when not scanned.")
+    last_sync_at: str | None
+    last_sync: dict[str, Any] | None = Field(..., description="The last sync's counts (added, updated, deleted, …).")
+
+
+class FailingFile(BaseModel):
+    source: str
+    reason: str
+    failed_at: str | None
+
+
+class Watcher(BaseModel):
+    """A ``kaynak watch`` process keeping the collection current (heartbeat younger than three intervals)."""
+
+    id: str
+    host: str
+    pid: int
+    polling: bool
+    started_at: str | None
+    heartbeat_at: str | None
+    pending: int = Field(..., description="Changes it has seen and not yet indexed.")
+
+
+class CollectionStatus(BaseModel):
+    """Whether a collection is current with its folders (``kaynak status``)."""
+
+    collection: str
+    documents: int
+    roots: list[SyncRoot]
+    last_sync_at: str | None = Field(..., description="The oldest last sync of its folders; null if one never ran.")
+    files_pending: int | None = Field(..., description="Files new, changed or deleted on disk and not yet indexed.")
+    pending: list[str] = Field(..., description="Up to 100 pending sources.")
+    files_failing: int
+    failing: list[FailingFile] = Field(..., description="Up to 100 failing files with their reasons.")
+    watching: bool
+    watchers: list[Watcher]
+
+
+class ReplicaHealth(BaseModel):
+    """A read replica: whether it answers, is in rotation, and how far behind the primary it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    ok: bool
+    in_rotation: bool
+    error: str | None = None
+    lag_bytes: int | None = None
+    lag_seconds: float | None = None
+    schema_behind: bool | None = None
+
+
+class DatabaseHealth(BaseModel):
+    """The primary database: versions when it answers, ``error`` when it does not, and each read replica."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ok: bool
+    postgresql: str | None = None
+    pgvector: str | None = None
+    schema_version: int | None = None
+    text_search_configs: list[str] | None = None
+    replicas: list[ReplicaHealth] = Field(default_factory=list)
+    error: str | None = None
+
+
+class ModelHealth(BaseModel):
+    """The configured embedder (not loaded by the check) and reranker."""
+
+    name: str
+    ok: bool
+    dim: int | None = None
+    error: str | None = None
+    reranker: str | None = None
+
+
+class Health(BaseModel):
+    """``GET /v1/health``: ok (200) or unavailable (503), with the database's and the model's state."""
+
+    status: Literal["ok", "unavailable"]
+    version: str
+    database: DatabaseHealth
+    model: ModelHealth

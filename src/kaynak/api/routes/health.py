@@ -12,12 +12,17 @@ from kaynak.context import Context
 from kaynak.errors import DatabaseUnavailable
 
 from ..deps import get_context
+from ..models import Health
 from ..problems import hide_paths
 
 router = APIRouter(prefix="/v1", tags=["health"])
 
 
-@router.get("/health", responses={503: {"description": "Database or model unusable: the body says which"}})
+@router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "Database or model unusable: the body says which"}},
+)
 def health(ctx: Annotated[Context, Depends(get_context)]) -> JSONResponse:
     """Database and model status within about a second; 200 when usable, 503 (with `Retry-After`) otherwise.
 

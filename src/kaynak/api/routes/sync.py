@@ -11,12 +11,13 @@ from starlette.concurrency import run_in_threadpool
 from kaynak.context import Context
 
 from ..deps import Read, get_context
+from ..models import CollectionStatus
 
 router = APIRouter(prefix="/v1", tags=["collections"])
 Ctx = Annotated[Context, Depends(get_context)]
 
 
-@router.get("/collections/{name}/status", dependencies=[Read])
+@router.get("/collections/{name}/status", dependencies=[Read], response_model=CollectionStatus)
 async def collection_status(name: str, ctx: Ctx) -> dict[str, Any]:
     """Sync status: `roots` (folder, globs, status ok | missing, last_sync_at), `last_sync_at`, `files_pending`
     (new, changed or deleted on disk and not yet indexed; found by a stat walk, nothing read), `pending` (up to
