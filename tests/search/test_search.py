@@ -28,7 +28,7 @@ from kaynak.vocabulary import MAX_QUERY_CHARS
 from testkit.floats import assert_close, assert_same_ranking
 from testkit.searching import EN_DOC, HASH, TR_DOC, add_doc, factory, make_service, paragraphs
 
-SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rrf", "rerank", "coverage"}
+SCORE_KEYS = {"vector", "vector_rank", "keyword", "keyword_rank", "fused", "rerank", "coverage"}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_hybrid_hits_have_scores_and_verbatim_quotes(store: Store, corpus: dict[
     assert set(top.scores) == SCORE_KEYS
     assert top.scores["keyword_rank"] == 1 and top.scores["keyword"] > 0
     assert top.scores["vector_rank"] is not None and top.scores["rerank"] is None
-    assert top.score == pytest.approx(top.scores["rrf"])
+    assert top.score == pytest.approx(top.scores["fused"])
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert_verbatim(store, hits)
     d = top.to_dict()

@@ -160,15 +160,13 @@ def build_hits(
 
 
 def _scores(f: Fused, rerank_scores: Mapping[str, float]) -> dict[str, float | int | None]:
-    """A hit's per-leg ranks and scores. The fused score appears twice, as ``fused`` and under its first name
-    ``rrf`` (whatever the fusion): the web page and the CLI read ``rrf``, REST and MCP clients may read either."""
+    """A hit's per-leg ranks and scores, the fused score (whatever the fusion: RRF or convex) and the reranker's."""
     return {
         "vector": f.scores.get(Leg.VECTOR),
         "vector_rank": f.ranks.get(Leg.VECTOR),
         "keyword": f.scores.get(Leg.KEYWORD),
         "keyword_rank": f.ranks.get(Leg.KEYWORD),
         "fused": f.score,
-        "rrf": f.score,
         "rerank": rerank_scores.get(f.id),
     }
 

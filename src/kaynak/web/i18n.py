@@ -53,7 +53,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "ranks": "Sıralamalar",
         "rank_vector": "anlam sırası",
         "rank_keyword": "sözcük sırası",
-        "score_rrf": "birleşik puan (RRF)",
+        "score_fused": "birleşik puan",
         "score_rerank": "yeniden sıralama puanı",
         "not_found_by": "bulmadı",
         "empty_collection": "„{name}” koleksiyonuna henüz bir şey eklenmedi: `kaynak ingest KLASÖR -c {name}` "
@@ -202,7 +202,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "ranks": "Ranks",
         "rank_vector": "meaning rank",
         "rank_keyword": "words rank",
-        "score_rrf": "fused score (RRF)",
+        "score_fused": "fused score",
         "score_rerank": "rerank score",
         "not_found_by": "not found",
         "empty_collection": "Nothing ingested into “{name}” yet: run `kaynak ingest FOLDER -c {name}`.",

@@ -589,7 +589,7 @@
   function rankList(s) {
     const rank = (r) => (r === null || r === undefined ? T.not_found_by : '#' + r);
     const rows = [[T.rank_vector, rank(s.vector_rank)], [T.rank_keyword, rank(s.keyword_rank)]];
-    if (typeof s.rrf === 'number') rows.push([T.score_rrf, s.rrf.toFixed(4)]);
+    if (typeof s.fused === 'number') rows.push([T.score_fused, s.fused.toFixed(4)]);
     if (typeof s.rerank === 'number') rows.push([T.score_rerank, s.rerank.toFixed(3)]);
     return el('dl', {}, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   }
