@@ -3,10 +3,14 @@
 A quote is the window of consecutive sentences (``kaynak.chunking.split_sentences``) whose lexemes overlap the
 query's lexemes most, at most ``MAX_QUOTE_CHARS`` characters. Lexemes come from the caller's ``lexemes_of``
 (``Store.lexemes_of`` bound to the collection's language), so quotes use exactly the keyword leg's stemming and
-Turkish-aware lowering. Ties go to the shorter window, then the earlier one; the winner is then widened with
-whole neighbouring sentences (next first) while it still fits, so the answer that often follows the matching
-sentence comes along. A single sentence longer than the limit is cut at word boundaries around its matching
-words. Without any overlap (a hit only the vector leg found) the quote is the chunk's first sentence(s).
+Turkish-aware lowering. A query term counts by its IDF (``weights``) times its rarity among the chunk's sentences
+(a term in every sentence does not tell them apart); one-letter lexemes that are not digits (suffixes split off at
+an apostrophe: ``Marş'ı`` → ``ı``) do not count. Ties go to the shorter window, then the earlier one. The winner
+is then widened with whole following sentences while they fit, with whole preceding ones only when nothing
+follows, and the room left is filled with the start of the next sentence (or the end of the previous one), cut at
+a word: the answer that often follows the matching words comes along. A single sentence longer than the limit is
+cut at word boundaries around its matching words. Without any overlap (a hit only the vector leg found) the quote
+is the chunk's first sentence(s).
 
 All offsets here are local to the text given; ``SearchService`` adds the chunk's ``char_start`` so quotes point
 into the page. Texts are never altered: ``text[start:end]`` is the quote.
@@ -14,12 +18,14 @@ into the page. Texts are never altered: ``text[start:end]`` is the quote.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from kaynak.chunking import split_sentences
 
 MAX_QUOTE_CHARS = 320
+MIN_FILL_CHARS = 25  # the room left in a quote is filled with part of a neighbouring sentence when this much fits
 
 LexemesOf = Callable[[list[str]], list[set[str]]]
 
@@ -136,13 +142,55 @@ def _best_window(
 
 
 def _widen(spans: Sequence[Span], i: int, j: int, max_chars: int) -> tuple[int, int]:
+    """Whole following sentences while they fit; whole preceding ones only when no sentence follows (the room
+    is then better spent on the start of the next one, ``_fill``)."""
     if spans[j][1] - spans[i][0] > max_chars:
         return i, j
     while j + 1 < len(spans) and spans[j + 1][1] - spans[i][0] <= max_chars:
         j += 1
+    if j + 1 < len(spans):
+        return i, j
     while i > 0 and spans[j][1] - spans[i - 1][0] <= max_chars:
         i -= 1
     return i, j
+
+
+def _fill(text: str, spans: Sequence[Span], i: int, j: int, max_chars: int) -> Span:
+    """The window spans[i..j] with the room left up to ``max_chars`` filled by the start of the next sentence (or,
+    at the chunk's end, the end of the previous one), cut at a word; unchanged when less than ``MIN_FILL_CHARS``
+    would be gained."""
+    s, e = spans[i][0], spans[j][1]
+    if max_chars - (e - s) < MIN_FILL_CHARS:
+        return s, e
+    if j + 1 < len(spans):
+        start, end = spans[j + 1]
+        ends = [b for _, b in word_spans(text, start, end) if b <= s + max_chars]
+        if ends and ends[-1] - start >= MIN_FILL_CHARS:
+            return s, ends[-1]
+    elif i > 0:
+        start, end = spans[i - 1]
+        starts = [a for a, _ in word_spans(text, start, end) if a >= e - max_chars]
+        if starts and end - starts[0] >= MIN_FILL_CHARS:
+            return starts[0], e
+    return s, e
+
+
+def _within_chunk(weights: Mapping[str, float] | None, query: set[str], lex: Sequence[set[str]]) -> dict[str, float]:
+    """Each query term's weight (IDF, or 1) times its rarity among the chunk's sentences, log((n + 1) / (sf + 0.5))
+    for a term in sf of n sentences: a term every sentence holds says little about which one answers."""
+    w = weights or {}
+    n = len(lex)
+    out: dict[str, float] = {}
+    for t in query:
+        sf = sum(1 for lx in lex if t in lx)
+        out[t] = w.get(t, 1.0) * (math.log((n + 1) / (sf + 0.5)) if sf and n > 1 else 1.0)
+    return out
+
+
+def _counts(lexeme: str) -> bool:
+    """Whether a query lexeme counts for quotes: not a lone non-digit letter (a suffix split off at an
+    apostrophe, ``Marş'ı`` → ``ı``, or a stemmer's stub)."""
+    return len(lexeme) > 1 or lexeme.isdigit()
 
 
 def _cut(words: Sequence[Span], matches: Sequence[bool], start: int, end: int, max_chars: int) -> Span:
@@ -209,6 +257,7 @@ def quotes_and_matches(
     from the same stemming call. ``weights`` (the query lexemes' IDF) make rare terms count for more than common
     ones; ``question`` (the query text) tells what kind of answer is asked for (``asked_type``)."""
     kind = asked_type(question) if question else None
+    scoring = {t for t in query_lexemes if _counts(t)} or query_lexemes
     question_words = {fold_word(w) for w in _NAME.findall(question or "")}
     all_spans = [sentence_spans(t) for t in texts]
     flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
@@ -237,11 +286,12 @@ def quotes_and_matches(
             out.append((0, 0))
             continue
         typed = [holds_type(texts[idx][a:b], kind, question_words) for a, b in spans] if kind else None
-        i, j = _best_window(spans, lex, query_lexemes, max_chars, weights, typed) if query_lexemes else (0, 0)
-        if not any(lx & query_lexemes for lx in lex[i : j + 1]):
+        local = _within_chunk(weights, scoring, lex)
+        i, j = _best_window(spans, lex, scoring, max_chars, local, typed) if scoring else (0, 0)
+        if not any(lx & scoring for lx in lex[i : j + 1]):
             i, j = 0, 0  # no overlap anywhere: the first sentence(s)
         i, j = _widen(spans, i, j, max_chars)
-        s, e = spans[i][0], spans[j][1]
+        s, e = _fill(texts[idx], spans, i, j, max_chars)
         if e - s > max_chars:  # one sentence over the limit (a window of several never is): cut at its words
             matches = [bool(lx & query_lexemes) for lx in word_lex[(idx, s)]]
             s, e = _cut(long_words[(idx, s)], matches, s, e, max_chars)

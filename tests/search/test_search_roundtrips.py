@@ -292,24 +292,27 @@ def test_a_connection_the_server_ended_is_replaced_without_an_error(database_url
 
 # ---------------------------------------------------------------------- quotes: one stemming call per batch
 def _select_quotes_before(texts: list[str], query: set[str], lexemes_of: Callable, max_chars: int) -> list:
-    """``select_quotes`` before round 4 (two ``lexemes_of`` calls when a long sentence is cut), frozen here."""
+    """``select_quotes`` as before round 4 (a second ``lexemes_of`` call when a long sentence is cut), with today's
+    window rules (terms that count, their weight within the chunk, widening and filling)."""
     all_spans = [sentence_spans(t) for t in texts]
     flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
     flat_lex = lexemes_of(flat) if flat and query else [set() for _ in flat]
     out: list = []
     long_cuts = []
     pos = 0
-    for spans in all_spans:
+    for idx, spans in enumerate(all_spans):
         lex = flat_lex[pos : pos + len(spans)]
         pos += len(spans)
         if not spans:
             out.append((0, 0))
             continue
-        i, j = quotes._best_window(spans, lex, query, max_chars) if query else (0, 0)
-        if not any(lx & query for lx in lex[i : j + 1]):
+        scoring = {t for t in query if quotes._counts(t)} or query
+        local = quotes._within_chunk(None, scoring, lex)
+        i, j = quotes._best_window(spans, lex, scoring, max_chars, local) if scoring else (0, 0)
+        if not any(lx & scoring for lx in lex[i : j + 1]):
             i, j = 0, 0
         i, j = quotes._widen(spans, i, j, max_chars)
-        s, e = spans[i][0], spans[j][1]
+        s, e = quotes._fill(texts[idx], spans, i, j, max_chars)
         if e - s > max_chars:
             long_cuts.append((len(out), s, e))
         out.append((s, e))
