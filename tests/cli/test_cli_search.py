@@ -73,7 +73,7 @@ def test_matched_words_highlighted_on_a_terminal(
     out = buf.getvalue()
     assert "\x1b[1;33mKat\x1b[0m" in out and "\x1b[1;33mkurulu\x1b[0m" in out
     # the two copies of the text tie in both legs, so either may come first (keyword rank 1 or 2)
-    assert "rrf=" in out and ("keyword_rank=1" in out or "keyword_rank=2" in out)
+    assert "fused=" in out and ("keyword_rank=1" in out or "keyword_rank=2" in out)
 
 
 def test_no_matches_is_not_an_error(env: dict[str, str], collection: Collection) -> None:
