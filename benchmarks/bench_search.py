@@ -1216,6 +1216,86 @@ def whole(args: argparse.Namespace) -> None:
             print("BENCH_RESULT " + json.dumps({"item": item, "metric": "p50", "value": r["p50 ms"], "unit": "ms"}))
 
 
+def _procs_worker(side: str, collection: str, queries: list[str], seconds: float, index: int, out: Any) -> None:
+    """One process of ``procs``: whole hybrid searches (embedding included) on one side for ``seconds``, from claim
+    ``index`` on; sends back (searches done, wall seconds of each)."""
+    store = open_store()
+    col = store.get_collection(collection)
+    emb = E5QueryEmbedder()
+    if side == "kaynak":
+        from kaynak.search import QueryVectorCache
+
+        svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
+        svc.query_vectors = QueryVectorCache(size=0)
+
+        def search(q: str) -> Any:
+            return svc.search(q, mode="hybrid", k=10)
+    else:
+        tbl = lancedb_table(store, col)
+
+        def search(q: str) -> Any:
+            v = emb.embed_queries([q])[0]
+            return tbl.search(query_type="hybrid").vector(v).text(q).limit(10).to_list()
+
+    for q in queries[:10]:
+        search(q)
+    times: list[float] = []
+    i, end = index * 7, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t0 = time.perf_counter()
+        search(queries[i % len(queries)])
+        times.append(time.perf_counter() - t0)
+        i += 1
+    store.close()
+    out.put(times)
+
+
+def procs(args: argparse.Namespace) -> None:
+    """What a second process buys: 1, 2, … processes each running whole hybrid searches (query embedding included)
+    back to back for ``--seconds``, kaynak (its own SearchService and connection pool per process, one PostgreSQL
+    server: what two ``kaynak serve`` processes do, without HTTP) and LanceDB (its own table handle per process,
+    the same e5-small engine), one side at a time: searches/s in all and each search's p50/p95."""
+    import multiprocessing as mp
+
+    store = open_store()
+    col = store.get_collection(args.collection or f"bench_latency_{args.chunks}")
+    lancedb_table(store, col)  # built once, before any timing
+    store.close()
+    queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
+    ctx = mp.get_context("spawn")
+    report: dict[str, Any] = {"chunks": col.chunk_count, "seconds": args.seconds, "machine": cpu_facts()}
+    for n in args.procs:
+        for side in ("kaynak", "LanceDB"):
+            out = ctx.Queue()
+            workers = [
+                ctx.Process(target=_procs_worker, args=(side, col.name, queries, args.seconds, i, out))
+                for i in range(n)
+            ]
+            for w in workers:
+                w.start()
+            times = [t for _ in workers for t in out.get()]
+            for w in workers:
+                w.join()
+            row = {
+                "searches/s": round(len(times) / args.seconds, 1),
+                "p50 ms": round(ms_at(times, 50), 1),
+                "p95 ms": round(ms_at(times, 95), 1),
+            }
+            report[f"{side}, {n} process{'es' if n > 1 else ''}"] = row
+            print(f"  {side} x{n}: {row}", file=sys.stderr, flush=True)
+    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\n{col.chunk_count:,} chunks, whole hybrid searches back to back for {args.seconds:.0f} s per row")
+    print("| processes | kaynak searches/s (p50 / p95 ms) | LanceDB searches/s (p50 / p95 ms) |")
+    print("|---|---|---|")
+    for n in args.procs:
+        suffix = "es" if n > 1 else ""
+        cells = [report[f"{side}, {n} process{suffix}"] for side in ("kaynak", "LanceDB")]
+        print(f"| {n} | " + " | ".join(f"{c['searches/s']} ({c['p50 ms']} / {c['p95 ms']})" for c in cells) + " |")
+
+
 # ---------------------------------------------------------------------- where one search's milliseconds go
 def profile(args: argparse.Namespace) -> None:
     """Wall time of each store call and of the query embedding during hybrid searches (the keyword leg on its own
@@ -1322,6 +1402,13 @@ def main(argv: list[str] | None = None) -> None:
     wh.add_argument("--collection", help="default: bench_latency_<chunks> (made by 'scale')")
     wh.add_argument("--queries", type=int, default=200)
     wh.add_argument("--json", help="write the report here")
+    pc = sub.add_parser("procs", help="whole searches in 1, 2, … processes: what a second process buys")
+    pc.add_argument("--chunks", type=int, default=100_000)
+    pc.add_argument("--collection", help="default: bench_latency_<chunks> (made by 'scale')")
+    pc.add_argument("--queries", type=int, default=200)
+    pc.add_argument("--procs", type=lambda v: [int(x) for x in v.split(",")], default=[1, 2])
+    pc.add_argument("--seconds", type=float, default=20)
+    pc.add_argument("--json", help="write the report here")
     rr = sub.add_parser("hnsw-recall", help="recall@10 of HNSW vs exact on a collection of real e5 vectors")
     rr.add_argument("--url", required=True, help="database URL of the collection (opened read-only)")
     rr.add_argument("--collection", required=True)
@@ -1347,6 +1434,8 @@ def main(argv: list[str] | None = None) -> None:
         scale(args)
     elif args.command == "whole":
         whole(args)
+    elif args.command == "procs":
+        procs(args)
     elif args.command == "profile":
         profile(args)
     elif args.command == "rest":

@@ -264,3 +264,13 @@ def test_collection_stats_leave_no_pending_trigger_events(store: Store, unique_n
         stats_are_exact(store, col)
     finally:
         store.delete_collection(unique_name)
+
+
+def test_seed_budget_grows_with_the_square_root_of_the_collection() -> None:
+    """The pruned leg's seed budget is the configured one at 100,000 chunks and grows as √size (never below 1)."""
+    from kaynak.store.retrieval import seed_postings
+
+    assert seed_postings(4000, 100_000) == 4000
+    assert seed_postings(4000, 1_000_000) == 12649
+    assert seed_postings(4000, 25_000) == 2000
+    assert seed_postings(1, 10) == 1 and seed_postings(4000, 0) == 13

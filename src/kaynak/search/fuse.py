@@ -51,7 +51,7 @@ def fill_request(plan: SearchPlan, legs: Legs, vectors: Mapping[str, Any]) -> Si
     seen = {cid for cid, _ in legs[Leg.VECTOR]}
     missing = list(dict.fromkeys(cid for cid, _ in legs[Leg.KEYWORD] if cid not in seen))
     vec = vectors[embedded[0].embedder]
-    return SimilarityFill([c.id for c in embedded], [float(x) for x in vec], embedded[0].dim, missing)
+    return SimilarityFill([c.id for c in embedded], vec, embedded[0].dim, missing)
 
 
 def add_similarities(legs: Legs, fill: SimilarityFill, fetched: Mapping[str, HitChunk]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import psycopg
 
 from kaynak.store.connections import Database
@@ -17,6 +18,13 @@ from kaynak.store.connections import Database
 def like_escape(text: str) -> str:
     """``text`` as a literal inside a LIKE pattern (``\\``, ``%`` and ``_`` escaped)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def vector_param(vector: object) -> np.ndarray:
+    """A query vector as a statement parameter: float32, sent in pgvector's binary form by the dumper every pooled
+    connection registers (``endpoint.make_pool``), so neither side formats or parses 384 numbers as text. The
+    values are the float32s the text form gave (it spelled each float32 exactly), so the distances are the same."""
+    return np.ascontiguousarray(vector, dtype=np.float32)
 
 
 class StoreBase:

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from psycopg import sql
 
 from kaynak.errors import ChunkNotFound, CollectionNotFound, Conflict, DocumentNotFound, UsageError
-from kaynak.store.base import StoreBase, like_escape
+from kaynak.store.base import StoreBase, like_escape, vector_param
 from kaynak.store.boundary import one
 from kaynak.types import ChunkRecord, Collection, DocumentInfo
 from kaynak.vocabulary import LANGUAGES
@@ -36,7 +37,7 @@ class SimilarityFill:
     ``vector`` (``dim`` values) of those ``chunk_ids`` that are embedded chunks of ``collection_ids``."""
 
     collection_ids: Sequence[int]
-    vector: Sequence[float]
+    vector: Sequence[float] | np.ndarray  # sent as pgvector's binary form (``vector_param``)
     dim: int
     chunk_ids: Sequence[str]
 
@@ -231,7 +232,7 @@ class CatalogueMixin(StoreBase):
             ).format(dim=sql.Literal(fill.dim))
             params["fill_ids"] = list(fill.chunk_ids)
             params["fill_cols"] = list(fill.collection_ids)
-            params["vec"] = "[" + ",".join(repr(float(x)) for x in fill.vector) + "]"
+            params["vec"] = vector_param(fill.vector)
         with self._conn() as conn:
             rows = conn.execute(
                 sql.SQL(

@@ -8,6 +8,7 @@ normalisation), pruned with MaxScore by default (docs/adr/0012-bm25-pruning.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from psycopg.types.json import Jsonb
 
 from kaynak.errors import UsageError
 from kaynak.globs import postgres_regex
-from kaynak.store.base import StoreBase, like_escape
+from kaynak.store.base import StoreBase, like_escape, vector_param
 from kaynak.store.boundary import one
 from kaynak.types import Collection
 
@@ -32,6 +33,13 @@ _PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
 _PER_COLLECTION_TIE = "row_number() OVER (PARTITION BY cid ORDER BY score DESC, {key})"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
+
+
+def seed_postings(base: int, chunks: int) -> int:
+    """The pruned BM25 leg's seed budget (postings of the rarest terms that give θ) for a collection of ``chunks``
+    chunks: ``base`` at 100,000 chunks, growing with the square root of the size (the best budget measured was
+    4,000 at 100,000 chunks and 8,000–16,000 at 1,000,000; docs/adr/0012). At least 1."""
+    return max(1, round(base * math.sqrt(max(chunks, 1) / 100_000)))
 
 
 @dataclass
@@ -108,7 +116,7 @@ class RetrievalMixin(StoreBase):
                 f"query vector has {len(query_vector)} dimensions; collection {collection.name!r} has {collection.dim}"
             )
         cond, params = self._filter_sql([collection.id], filters)
-        vec = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"
+        vec = vector_param(query_vector)
         dim = sql.Literal(collection.dim)
         query = sql.SQL(
             """
@@ -176,8 +184,10 @@ class RetrievalMixin(StoreBase):
 
     # The pruned BM25 functions' (min_postings, seed_postings, split): below min_postings in all a query is summed
     # plainly; the rarest terms up to seed_postings give θ; terms are read in full until the others' bounds sum
-    # below split · θ. Tests lower the first two to exercise pruning on small sets.
-    bm25_prune_limits: tuple[int, int, float] = (8000, 2000, 0.5)
+    # below split · θ. seed_postings is for a collection of 100,000 chunks and grows with the square root of its
+    # size (``seed_postings``; docs/adr/0012, "Seed by collection size"). Tests lower the first two to exercise
+    # pruning on small sets.
+    bm25_prune_limits: tuple[int, int, float] = (8000, 4000, 0.5)
 
     def keyword_search(
         self,
@@ -224,6 +234,7 @@ class RetrievalMixin(StoreBase):
         tie = sql.SQL(_PER_COLLECTION_TIE.format(key="chunk_key") if fair else "0")
         if ranking == "bm25" and pruned:
             query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie)
+            args["seeds"] = [seed_postings(self.bm25_prune_limits[1], c.chunk_count) for c in collections]
         elif ranking == "bm25":
             query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm, tie)
         elif ranking == "ts_rank_cd":
@@ -267,7 +278,7 @@ class RetrievalMixin(StoreBase):
             SELECT k.id, t.score
             FROM (SELECT t.chunk_key, {norm} AS score, {tie} AS tie
                     FROM (SELECT c.id AS cid, t.chunk_key, t.score
-                            FROM unnest(%(collections)s::bigint[]) AS c(id),
+                            FROM unnest(%(collections)s::bigint[], %(seeds)s::int[]) AS c(id, seed),
                                  LATERAL {fn}(
                                      p_collection     => c.id,
                                      p_lexemes        => %(lexemes)s::text[],
@@ -276,7 +287,7 @@ class RetrievalMixin(StoreBase):
                                      p_b              => %(b)s::float8,
                                      p_documents      => {docs},
                                      p_min_postings   => %(min_postings)s::int,
-                                     p_seed_postings  => %(seed_postings)s::int,
+                                     p_seed_postings  => c.seed,
                                      p_split          => %(split)s::float8
                                  ) t) t
                    ORDER BY 2 DESC, 3, t.chunk_key LIMIT %(k)s) t
@@ -284,15 +295,15 @@ class RetrievalMixin(StoreBase):
             ORDER BY t.score DESC, t.tie, t.chunk_key
             """
         ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm, tie=tie)
-        min_postings, seed_postings, split = self.bm25_prune_limits
+        min_postings, seed, split = self.bm25_prune_limits
         return query_sql, {
             "collections": ids,
+            "seeds": [seed] * len(ids),  # keyword_search gives each collection its own (``seed_postings``)
             "lexemes": lexemes,
             "k": k,
             "k1": k1,
             "b": b,
             "min_postings": min_postings,
-            "seed_postings": seed_postings,
             "split": split,
             **params,
         }

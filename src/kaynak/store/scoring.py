@@ -13,7 +13,7 @@ import numpy as np
 from psycopg import sql
 
 from kaynak.errors import UsageError
-from kaynak.store.base import StoreBase
+from kaynak.store.base import StoreBase, vector_param
 from kaynak.types import Collection
 
 
@@ -30,7 +30,7 @@ class ScoringMixin(StoreBase):
             raise UsageError(
                 f"query vector has {len(query_vector)} dimensions; collection {collection.name!r} has {collection.dim}"
             )
-        vec = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"
+        vec = vector_param(query_vector)
         query = sql.SQL(
             "SELECT id, 1 - ((embedding::vector({dim})) <=> %s::vector({dim})) FROM chunks "
             "WHERE collection_id = %s AND id = ANY(%s) AND embedding IS NOT NULL"
