@@ -1140,6 +1140,14 @@ def lancedb_table(store: Store, col: Collection) -> Any:
     return tbl
 
 
+def emit_report(report: dict[str, Any], path: str | None) -> None:
+    """The load average at the end, then the report as JSON on stdout (and to ``path``)."""
+    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(json.dumps(report, indent=2))
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
 def whole(args: argparse.Namespace) -> None:
     """kaynak's whole hybrid search (query embedding, legs, fusion, quotes) and LanceDB's (the same e5-small engine
     embedding the query, native FTS + IVF_HNSW_SQ, RRF, the hits' rows) on the same chunks and claims, interleaved
@@ -1197,11 +1205,8 @@ def whole(args: argparse.Namespace) -> None:
             for name, _ in sides
         }
         print(f"  {label}: {report[label]}", file=sys.stderr, flush=True)
-    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     store.close()
-    print(json.dumps(report, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    emit_report(report, args.json)
     print(f"\n{col.chunk_count:,} chunks, {len(queries)} SciFact claims, k = 10; {report['machine']}")
     print("| p50 / p95 ms (CPU ms per search) | kaynak | LanceDB |")
     print("|---|---|---|")
@@ -1283,10 +1288,7 @@ def procs(args: argparse.Namespace) -> None:
             }
             report[f"{side}, {n} process{'es' if n > 1 else ''}"] = row
             print(f"  {side} x{n}: {row}", file=sys.stderr, flush=True)
-    report["load average at the end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(json.dumps(report, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    emit_report(report, args.json)
     print(f"\n{col.chunk_count:,} chunks, whole hybrid searches back to back for {args.seconds:.0f} s per row")
     print("| processes | kaynak searches/s (p50 / p95 ms) | LanceDB searches/s (p50 / p95 ms) |")
     print("|---|---|---|")
