@@ -706,8 +706,10 @@ def keyword_sql(args: argparse.Namespace) -> None:
     sqlgen = Store.__new__(Store)  # only the SQL builders: no connection, no migration
     variants: dict[str, bool | str] = {**PRUNED, "old full (every posting)": False}
     with psycopg.connect(args.url, autocommit=True) as conn:
-        cid, language = conn.execute(
-            "SELECT id, language FROM collections WHERE name = %s", (args.collection,)
+        cid, language, size = conn.execute(
+            "SELECT c.id, c.language, s.chunks FROM collections c JOIN collection_stats s ON s.collection_id = c.id "
+            "WHERE c.name = %s",
+            (args.collection,),
         ).fetchone()
         if args.text_copy:
             ensure_text_copy(conn, cid)
@@ -733,7 +735,7 @@ def keyword_sql(args: argparse.Namespace) -> None:
                     [cid, lx],
                 )
             if how:
-                return sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, True)
+                return sqlgen._bm25_pruned_sql([cid], lx, 40, 0.9, 0.4, None, True, sizes=[size])
             return sqlgen._bm25_full_sql([cid], lx, 40, 0.9, 0.4, None)
 
         times: dict[str, list[float]] = {label: [] for label in variants}

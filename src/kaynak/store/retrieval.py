@@ -233,8 +233,8 @@ class RetrievalMixin(StoreBase):
         norm = sql.SQL(_PER_COLLECTION if fair else "score")
         tie = sql.SQL(_PER_COLLECTION_TIE.format(key="chunk_key") if fair else "0")
         if ranking == "bm25" and pruned:
-            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie)
-            args["seeds"] = [seed_postings(self.bm25_prune_limits[1], c.chunk_count) for c in collections]
+            sizes = [c.chunk_count for c in collections]
+            query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie, sizes)
         elif ranking == "bm25":
             query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm, tie)
         elif ranking == "ts_rank_cd":
@@ -267,9 +267,11 @@ class RetrievalMixin(StoreBase):
         pruned: bool = True,
         norm: sql.Composable = sql.SQL("score"),
         tie: sql.Composable = sql.SQL("0"),
+        sizes: Sequence[int] | None = None,
     ) -> tuple[sql.Composed, dict[str, Any]]:
         """The top k of each collection by the pruned function, merged (per-collection IDF, as the full path);
-        the k best chunk keys are turned back into chunk ids."""
+        the k best chunk keys are turned back into chunk ids. ``sizes`` (each collection's chunk count) scale
+        each one's seed budget (``seed_postings``); without them every collection gets the configured one."""
         if pruned is not True:
             raise ValueError(f"pruned must be True or False, not {pruned!r}")
         docs, params = self._filter_documents_sql(ids, filters)
@@ -298,7 +300,7 @@ class RetrievalMixin(StoreBase):
         min_postings, seed, split = self.bm25_prune_limits
         return query_sql, {
             "collections": ids,
-            "seeds": [seed] * len(ids),  # keyword_search gives each collection its own (``seed_postings``)
+            "seeds": [seed] * len(ids) if sizes is None else [seed_postings(seed, n) for n in sizes],
             "lexemes": lexemes,
             "k": k,
             "k1": k1,
