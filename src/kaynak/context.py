@@ -138,15 +138,15 @@ class Context:
 
     def migration_status(self) -> dict[str, Any]:
         """The database's schema version, pending and unfinished migrations (``kaynak doctor``, ``migrate
-        --status``), read without upgrading anything: ``{"ok": True, "version", "latest", "pending", …}`` or
-        ``{"ok": False, "error"}``."""
+        --status``), read without upgrading anything: ``{"ok": True, "version", "latest", "pending", …,
+        "analyses_pending"}`` (documents whose quote analyses are still to store) or ``{"ok": False, "error"}``."""
         from kaynak.errors import KaynakError
         from kaynak.store.server import resolve_url
-        from kaynak.store.upgrade import migration_status
+        from kaynak.store.upgrade import analyses_pending, migration_status
 
         try:
             url = resolve_url(self.settings.database_url, self.settings.data_dir)
-            return {"ok": True, **migration_status(url).as_dict()}
+            return {"ok": True, **migration_status(url).as_dict(), "analyses_pending": analyses_pending(url)}
         except KaynakError as err:
             return {"ok": False, "error": err.message}
 

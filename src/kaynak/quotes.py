@@ -18,9 +18,11 @@ into the page. Texts are never altered: ``text[start:end]`` is the quote.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from kaynak.chunking import split_sentences
 
@@ -245,6 +247,82 @@ def select_quotes(
     return quotes_and_matches(texts, query_lexemes, lexemes_of, max_chars)[0]
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """What quote selection needs of one text besides the query, from one stemming: its sentence spans, each
+    sentence's lexemes, and the words (spans and lexemes) of every sentence longer than the quote limit (a quote
+    may have to be cut inside one). It does not depend on the query, so ingest stores it with the chunk
+    (``encode`` / ``decode``) and a search reads it instead of splitting and stemming again."""
+
+    spans: list[Span]
+    lexemes: list[set[str]]
+    long_words: dict[int, tuple[list[Span], list[set[str]]]]  # sentence start → its words and their lexemes
+
+
+#: Version of the stored analysis: bump it when ``split_sentences``, ``word_spans`` or what a sentence's lexemes
+#: are changes, so that analyses stored by an older kaynak are recomputed at search instead of trusted.
+ANALYSIS_VERSION = 1
+
+
+def analyse(texts: Sequence[str], lexemes_of: LexemesOf, max_chars: int = MAX_QUOTE_CHARS) -> list[Analysis]:
+    """The ``Analysis`` of each text, with one ``lexemes_of`` call for the batch (none when nothing to stem)."""
+    all_spans = [sentence_spans(t) for t in texts]
+    flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
+    long_words: list[dict[int, list[Span]]] = []
+    for t, spans in zip(texts, all_spans, strict=True):
+        long_words.append({s: word_spans(t, s, e) for s, e in spans if e - s > max_chars})
+    words_flat = [t[a:b] for t, lw in zip(texts, long_words, strict=True) for ws in lw.values() for a, b in ws]
+    items = flat + words_flat
+    all_lex = lexemes_of(items) if items else []
+    sentence_lex, word_lex = iter(all_lex[: len(flat)]), iter(all_lex[len(flat) :])
+    out: list[Analysis] = []
+    for spans, lw in zip(all_spans, long_words, strict=True):
+        lex = [next(sentence_lex) for _ in spans]
+        words = {start: (ws, [next(word_lex) for _ in ws]) for start, ws in lw.items()}
+        out.append(Analysis(spans, lex, words))
+    return out
+
+
+def encode(analysis: Analysis, max_chars: int = MAX_QUOTE_CHARS) -> str:
+    """``analysis`` as the JSON text ingest stores beside a chunk (``decode`` reads it back)."""
+    sentences = [
+        [s, e, sorted(lx)]
+        + (
+            [[[a, b, sorted(wl)] for (a, b), wl in zip(*analysis.long_words[s], strict=True)]]
+            if s in analysis.long_words
+            else []
+        )
+        for (s, e), lx in zip(analysis.spans, analysis.lexemes, strict=True)
+    ]
+    return json.dumps(
+        {"v": ANALYSIS_VERSION, "max": max_chars, "s": sentences}, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def decode(stored: str | None, max_chars: int = MAX_QUOTE_CHARS) -> Analysis | None:
+    """The ``Analysis`` in ``stored`` (``encode``'s text), or None when there is none or it was made by another
+    version or for another quote limit (the caller then analyses the text itself)."""
+    if not stored:
+        return None
+    data = json.loads(stored)
+    if data.get("v") != ANALYSIS_VERSION or data.get("max") != max_chars:
+        return None
+    spans: list[Span] = []
+    lexemes: list[set[str]] = []
+    long_words: dict[int, tuple[list[Span], list[set[str]]]] = {}
+    for row in data["s"]:
+        spans.append((row[0], row[1]))
+        lexemes.append(set(row[2]))
+        if len(row) > 3:
+            long_words[row[0]] = ([(w[0], w[1]) for w in row[3]], [set(w[2]) for w in row[3]])
+    return Analysis(spans, lexemes, long_words)
+
+
+def _unstemmed(text: str) -> Analysis:
+    spans = sentence_spans(text)
+    return Analysis(spans, [set() for _ in spans], {})
+
+
 def quotes_and_matches(
     texts: Sequence[str],
     query_lexemes: set[str],
@@ -252,49 +330,43 @@ def quotes_and_matches(
     max_chars: int = MAX_QUOTE_CHARS,
     weights: Mapping[str, float] | None = None,
     question: str | None = None,
+    stored: Sequence[Analysis | None] | None = None,
 ) -> tuple[list[Span], list[set[str]]]:
     """``select_quotes`` and, for each text, the query lexemes it contains anywhere (match strength's coverage),
     from the same stemming call. ``weights`` (the query lexemes' IDF) make rare terms count for more than common
-    ones; ``question`` (the query text) tells what kind of answer is asked for (``asked_type``)."""
+    ones; ``question`` (the query text) tells what kind of answer is asked for (``asked_type``). ``stored``: the
+    texts' analyses where ingest stored them (None for a text without one): only the others are analysed, in one
+    ``lexemes_of`` call, or none when every text has its analysis."""
+    analyses: list[Analysis | None] = list(stored) if stored is not None else [None] * len(texts)
+    if query_lexemes:
+        missing = [i for i, a in enumerate(analyses) if a is None]
+        if missing:
+            for i, a in zip(missing, analyse([texts[i] for i in missing], lexemes_of, max_chars), strict=True):
+                analyses[i] = a
     kind = asked_type(question) if question else None
     scoring = {t for t in query_lexemes if _counts(t)} or query_lexemes
     question_words = {fold_word(w) for w in _NAME.findall(question or "")}
-    all_spans = [sentence_spans(t) for t in texts]
-    flat = [t[s:e] for t, spans in zip(texts, all_spans, strict=True) for s, e in spans]
-    long_words: dict[tuple[int, int], list[Span]] = {}  # (text index, sentence start) → its words
-    for idx, (t, spans) in enumerate(zip(texts, all_spans, strict=True)):
-        for s, e in spans:
-            if e - s > max_chars:
-                long_words[(idx, s)] = word_spans(t, s, e)
-    words_flat = [texts[idx][a:b] for (idx, _), ws in long_words.items() for a, b in ws]
-    items = flat + words_flat
-    all_lex = lexemes_of(items) if items and query_lexemes else [set() for _ in items]
-    flat_lex, words_lex = all_lex[: len(flat)], all_lex[len(flat) :]
-    word_lex: dict[tuple[int, int], list[set[str]]] = {}
-    pos = 0
-    for key, ws in long_words.items():
-        word_lex[key] = words_lex[pos : pos + len(ws)]
-        pos += len(ws)
     out: list[Span] = []
     matched: list[set[str]] = []
-    pos = 0
-    for idx, spans in enumerate(all_spans):
-        lex = flat_lex[pos : pos + len(spans)]
-        pos += len(spans)
+    for idx, text in enumerate(texts):
+        a = analyses[idx] or _unstemmed(text)  # none only without query lexemes: nothing can match
+        spans, lex = a.spans, a.lexemes
         matched.append(set().union(*lex) & query_lexemes if lex else set())
         if not spans:
             out.append((0, 0))
             continue
-        typed = [holds_type(texts[idx][a:b], kind, question_words) for a, b in spans] if kind else None
+        typed = [holds_type(text[s:e], kind, question_words) for s, e in spans] if kind else None
         local = _within_chunk(weights, scoring, lex)
         i, j = _best_window(spans, lex, scoring, max_chars, local, typed) if scoring else (0, 0)
         if not any(lx & scoring for lx in lex[i : j + 1]):
             i, j = 0, 0  # no overlap anywhere: the first sentence(s)
         i, j = _widen(spans, i, j, max_chars)
-        s, e = _fill(texts[idx], spans, i, j, max_chars)
+        s, e = _fill(text, spans, i, j, max_chars)
         if e - s > max_chars:  # one sentence over the limit (a window of several never is): cut at its words
-            matches = [bool(lx & query_lexemes) for lx in word_lex[(idx, s)]]
-            s, e = _cut(long_words[(idx, s)], matches, s, e, max_chars)
+            words, word_lex = a.long_words.get(s) or (word_spans(text, s, e), [])
+            word_lex = word_lex or [set() for _ in words]
+            matches = [bool(lx & query_lexemes) for lx in word_lex]
+            s, e = _cut(words, matches, s, e, max_chars)
         out.append((s, e))
     return out, matched
 

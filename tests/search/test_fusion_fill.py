@@ -119,7 +119,7 @@ def test_the_chunk_fetch_answers_the_fill_in_with_the_same_numbers(store: Store,
 
 def test_a_search_that_fills_in_folds_it_into_the_chunk_fetch(store: Store, corpus: Collection) -> None:
     """Same hits as the fill-in by its own statement, and one round trip fewer: plan, keyword leg, vector leg,
-    chunks with the fill-in, quote stems (five)."""
+    chunks with the fill-in and their stored sentence analyses (four)."""
     query = "pressure seals pump filter gauge"
     svc = service(store, corpus, candidates=2)
     _, legs = svc.legs(query, mode="hybrid", k=3)
@@ -128,7 +128,7 @@ def test_a_search_that_fills_in_folds_it_into_the_chunk_fetch(store: Store, corp
         hits = svc.search(query, mode="hybrid", k=3)
     with RoundTrips.counting() as rt:
         again = svc.search(query, mode="hybrid", k=3)
-    assert rt.count == 5, rt.statements
+    assert rt.count == 4, rt.statements
     fused = svc.fuse(*svc.legs(query, mode="hybrid", k=3))
     assert [h.chunk_id for h in again] == [h.chunk_id for h in hits] == [f.id for f in fused[: len(again)]]
     assert [h.scores["vector"] for h in again] == [f.scores.get("vector") for f in fused[: len(again)]]

@@ -46,6 +46,7 @@ PINNED = {
     "0012_chunk_keys.sql": "2a3607de63a4f4339077d4cba905b68fe0bb2780d1bd75f6399eaf91aa514eb1",
     "0012_chunk_keys_finish.sql": "fbcbb98ae575fc118fb89db6c91ee42ef64f33475425a28dd74dc06790f3bddb",
     "0013_team_access.sql": "8254bb7ab915bb1f54040d2e00613a277ed398364297c6bedceb1925d281c364",
+    "0014_chunk_sentences.sql": "15b32609cb9f973fa65367f0eed0c9974f17a347f8468a569a90dee751e200d7",
 }
 
 DOCS = {
@@ -198,6 +199,14 @@ def _contents(url: str) -> dict[str, Any]:
         }
 
 
+def _analyses(url: str) -> list[tuple[str, int, str]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT d.source, s.ord, s.analysis FROM chunk_sentences s JOIN documents d ON d.id = s.document_id"
+        ).fetchall()
+    return sorted((r[0], r[1], r[2]) for r in rows)
+
+
 def _answers(url: str, collection: str) -> list[list[dict[str, Any]]]:
     with Store(url, pool_size=1) as store:
         svc = SearchService(store, Settings(collection=collection, embedder="hash"), lambda name: HASH)
@@ -309,7 +318,7 @@ def test_cli_migrate_status_upgrade_and_doctor(
 
     from kaynak.cli import app
 
-    _, old, name = _fresh_and_version_11(new_database)
+    fresh, old, name = _fresh_and_version_11(new_database)
     monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
     monkeypatch.setattr(migrations, "AUTO_MIGRATE_ROWS", 0)  # this small database stands for a big one
     runner = CliRunner()
@@ -322,6 +331,9 @@ def test_cli_migrate_status_upgrade_and_doctor(
     res = runner.invoke(app, ["migrate", "--no-backup", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["applied"] == UPGRADE and '"pending": []' in res.stdout
+    # the documents from before migration 14 get the sentence analyses a fresh ingest stores
+    assert json.loads(res.stdout)["analyses_filled"] == len(DOCS) and json.loads(res.stdout)["analyses_pending"] == 0
+    assert _analyses(old) == _analyses(fresh) and len(_analyses(fresh)) > len(DOCS)
     search = runner.invoke(app, ["search", "boiler pressure", "-c", name, "--mode", "keyword"])
     assert search.exit_code == 0 and "boiler.txt" in search.stdout, search.output
 
@@ -350,3 +362,26 @@ def test_a_server_told_to_migrate_always_backs_up_first(
         assert ctx.store.applied_migrations == UPGRADE
     backups = list((tmp_path / "backups").glob(f"before-schema-{migrations.LATEST}-*.dump"))
     assert len(backups) == 1 and backups[0].stat().st_size > 0
+
+
+def test_cli_migrate_stores_the_analyses_left_after_a_schema_only_upgrade(
+    new_database: Callable[[], str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small database upgrades itself at start (migration 14 is schema only) and keeps its documents pending:
+    ``kaynak migrate --status`` says so, and ``kaynak migrate`` stores them though no migration is pending."""
+    from typer.testing import CliRunner
+
+    from kaynak.cli import app
+
+    fresh, old, _ = _fresh_and_version_11(new_database)
+    Store(old, pool_size=1).close()
+    monkeypatch.setenv("KAYNAK_DATABASE_URL", old)
+    runner = CliRunner()
+    res = runner.invoke(app, ["migrate", "--status"])
+    assert res.exit_code == 0 and "up to date" in res.stdout, res.output
+    assert f"quote analyses to store for {len(DOCS)} documents" in res.stdout, res.output
+    res = runner.invoke(app, ["migrate"])
+    assert res.exit_code == 0 and f"stored the quote analyses of {len(DOCS)} documents" in res.stdout, res.output
+    assert _analyses(old) == _analyses(fresh)
+    res = runner.invoke(app, ["migrate", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["analyses_filled"] == 0, res.output

@@ -16,8 +16,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 
 
 def _describe(st: dict[str, Any]) -> str:
+    fill = st.get("analyses_pending", 0)
+    fill_line = (
+        f"quote analyses to store for {fill:,} documents ingested before schema 14 (until then their hits are "
+        "quoted as before, one statement more per search)"
+    )
     if not st["pending"]:
-        return f"schema version {st['version']}: up to date"
+        return f"schema version {st['version']}: up to date" + (f"; {fill_line}" if fill else "")
     lines = [f"schema version {st['version']}, this kaynak needs {st['latest']}; pending:"]
     for m in st["pending"]:
         rows = f" (rewrites about {m['rows_to_rewrite']:,} rows)" if m["rows_to_rewrite"] else ""
@@ -28,6 +33,8 @@ def _describe(st: dict[str, Any]) -> str:
         )
         lines.append(f"  {m['version']}: {m['name']}{rows}{under_way}")
     lines.append(f"estimated time: about {max(1, round(st['estimated_seconds']))} s")
+    if fill:
+        lines.append(fill_line)
     return "\n".join(lines)
 
 
@@ -74,7 +81,13 @@ def migrate_cmd(
                 f"version {st['latest']} and never downgrades a database"
             )
     if not st["pending"]:
-        print_json({**st, "applied": []}) if json_out else console.print(_describe(st), highlight=False)
+        with errors_handled():
+            filled = _fill_analyses(ctx, quiet=json_out) if st.get("analyses_pending") else 0
+        if json_out:
+            print_json({**ctx.migration_status(), "applied": [], "analyses_filled": filled})
+        else:
+            console.print(_describe(st) if not filled else f"stored the quote analyses of {filled:,} documents")
+        ctx.close()
         return
     if not json_out:
         console.print(_describe(st), highlight=False)
@@ -97,11 +110,29 @@ def migrate_cmd(
             err_console.print(f"backed up to {made['file']} ({made['bytes'] / 1e6:.1f} MB)", highlight=False)
         started = time.monotonic()
         applied = _run_with_progress(url, quiet=json_out)
+        filled = _fill_analyses(ctx, quiet=json_out)
     seconds = round(time.monotonic() - started, 1)
     if json_out:
-        print_json({**ctx.migration_status(), "applied": applied, "seconds": seconds})
+        print_json({**ctx.migration_status(), "applied": applied, "analyses_filled": filled, "seconds": seconds})
     else:
-        console.print(f"applied migrations {', '.join(map(str, applied)) or 'none'} in {seconds} s", highlight=False)
+        done = f"applied migrations {', '.join(map(str, applied)) or 'none'}"
+        if filled:
+            done += f", stored the quote analyses of {filled:,} documents"
+        console.print(f"{done} in {seconds} s", highlight=False)
+    ctx.close()
+
+
+def _fill_analyses(ctx: Any, quiet: bool) -> int:
+    """Store the sentence analyses migration 14 left to kaynak (``Store.fill_sentences``), with a progress bar."""
+    store = ctx.store
+    if quiet:
+        return int(store.fill_sentences())
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+        TimeRemainingColumn(), console=err_console, transient=False,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("quote analyses", total=max(store.sentences_pending(), 1))
+        return int(store.fill_sentences(progress=lambda done, total: bar.update(task, completed=done, total=total)))
 
 
 def _run_with_progress(url: str, quiet: bool) -> list[int]:

@@ -206,6 +206,9 @@ class IngestService:
                 self.store.forget_failures(
                     run.collection, [s for s in failures if s not in found.seen and path_filter(s)]
                 )
+            if run.collection is not None and not report.interrupted:
+                # Documents ingested before kaynak stored sentence analyses (migration 14) get theirs now, once.
+                self.store.fill_sentences(run.collection, stop=stop)
         except KaynakError as err:
             run.report.seconds = round(time.perf_counter() - t0, 3)
             err.report = run.report  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kaynak.fusion import Fused
 from kaynak.match import features, match_of, model_name, no_good_match, weighted_coverage
-from kaynak.quotes import MAX_QUOTE_CHARS, quotes_and_matches
+from kaynak.quotes import MAX_QUOTE_CHARS, decode, quotes_and_matches
 from kaynak.search.plan import SearchPlan
 from kaynak.staleness import stale_files
 from kaynak.store import Store
@@ -94,10 +94,13 @@ def build_hits(
     stale: set[str],
     k: int | None = None,
     features_out: list[dict[str, float]] | None = None,
+    sentences: Mapping[str, str | None] | None = None,
 ) -> list[Hit]:
     """The hits of the candidates ``top`` (best first): quotes, match strength, OCR (``ocr``: chunk id → page
     confidence) and stale marks; hits whose quotes overlap in one document collapse into the better one; at most
-    ``k`` (default: all). Each hit's match-strength features go to ``features_out``."""
+    ``k`` (default: all). Each hit's match-strength features go to ``features_out``. ``sentences``: chunk id → its
+    sentence analysis stored at ingest (``HitChunk.sentences``); the chunks without one are analysed here."""
+    sentences = sentences or {}
     language_of = {c.name: c.language for c in plan.collections}
     embedder_of = {c.name: c.embedder for c in plan.collections}
     quotes: dict[str, tuple[int, int]] = {}
@@ -113,6 +116,7 @@ def build_hits(
             MAX_QUOTE_CHARS,
             plan.term_weights.get(language),
             plan.text,
+            [decode(sentences.get(i)) for i in ids],
         )
         quotes.update(zip(ids, spans, strict=True))
         matched.update(zip(ids, found, strict=True))

@@ -142,7 +142,10 @@ class SearchService(Browse):
         top = [f for f in fused[: k + DUPLICATE_SPARE] if f.id in records]
         feats: list[dict[str, float]] = []
         ocr, stale = hit_marks([f.id for f in top], chunks)
-        hits = build_hits(self.store, top, records, plan, rerank_scores, ocr, stale, k=k, features_out=feats)
+        analyses = {f.id: chunks[f.id].sentences for f in top}
+        hits = build_hits(
+            self.store, top, records, plan, rerank_scores, ocr, stale, k=k, features_out=feats, sentences=analyses
+        )
         for h in hits:
             if h.chunk_id in grouped:
                 h.scores["document_hits"] = grouped[h.chunk_id]

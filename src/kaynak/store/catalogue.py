@@ -29,6 +29,7 @@ class HitChunk:
     ocr: float | None
     file: tuple[str | None, int | None, int | None, str]
     similarity: float | None = None  # with ``hit_chunks(fill=…)``: its cosine similarity to the query vector
+    sentences: str | None = None  # its sentence analysis stored at ingest (``kaynak.quotes.encode``), if any
 
 
 @dataclass
@@ -215,7 +216,8 @@ class CatalogueMixin(StoreBase):
         language) the same statement answers ``language_probe`` for that chunk (returned second; None without
         ``probe``); the probed chunk is returned among the hits only if it is in ``ids``. With ``fill`` the same
         statement gives those chunks their ``similarity``, by the expression ``vector_similarities`` uses (the
-        same numbers), which saves the search the fill-in's round trip."""
+        same numbers), which saves the search the fill-in's round trip. Each chunk comes with its stored sentence
+        analysis (``HitChunk.sentences``), so that quoting it needs no stemming call."""
         wanted = list(dict.fromkeys(ids))
         best, collection_ids, language = probe if probe is not None else (None, (), None)
         if not wanted and best is None:
@@ -246,8 +248,9 @@ class CatalogueMixin(StoreBase):
                        CASE WHEN c.id = %(best)s AND d.language <> %(language)s THEN EXISTS (
                            SELECT 1 FROM documents x WHERE x.collection_id = ANY(%(cols)s) AND x.language = %(language)s
                        ) ELSE false END,
-                       {similarity}
+                       {similarity}, s.analysis
                 FROM chunks c JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                LEFT JOIN chunk_sentences s ON s.document_id = c.document_id AND s.ord = c.ord
                 WHERE c.id = ANY(%(ids)s)
                 """
                 ).format(similarity=similarity),
@@ -263,6 +266,7 @@ class CatalogueMixin(StoreBase):
                     None if r[11] is None else float(r[11]),
                     (r[12], r[13], r[14], r[15]),
                     None if r[18] is None else float(r[18]),
+                    r[19],
                 )
             if probe is not None and r[0] == best:
                 probed = (r[16], bool(r[17]))

@@ -42,6 +42,19 @@ def seed_postings(base: int, chunks: int) -> int:
     return max(1, round(base * math.sqrt(max(chunks, 1) / 100_000)))
 
 
+def stem_texts(conn: Any, language: str, texts: Sequence[str]) -> list[set[str]]:
+    """The lexeme set of each text under text search configuration ``language``, Turkish-aware lowered: what the
+    keyword leg matches (``Store.lexemes_of`` for quotes at search, the stored sentence analysis at ingest)."""
+    if not texts:
+        return []
+    rows = conn.execute(
+        "SELECT t.ord, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(t.txt)))) "
+        "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
+        (language, list(texts)),
+    ).fetchall()
+    return [set(r[1]) for r in rows]
+
+
 @dataclass
 class SearchFilters:
     """Restrictions on which chunks a search may return."""
@@ -156,12 +169,7 @@ class RetrievalMixin(StoreBase):
         if not texts:
             return []
         with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT t.ord, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, tr_lower(t.txt)))) "
-                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, ord) ORDER BY t.ord",
-                (language, list(texts)),
-            ).fetchall()
-        return [set(r[1]) for r in rows]
+            return stem_texts(conn, language, texts)
 
     def lexemes_in(self, languages: Sequence[str], texts: Sequence[str]) -> list[set[str]]:
         """The lexemes of each text under every one of ``languages`` (text search configurations), each tagged

@@ -30,6 +30,15 @@ def migration_status(url: str) -> Status:
         return migrations.status(conn)
 
 
+def analyses_pending(url: str) -> int:
+    """Documents whose sentence analyses migration 14 left to kaynak (``Store.fill_sentences``); 0 before it."""
+    with _connect(url) as conn, map_errors("reading the schema version"):
+        if conn.execute("SELECT to_regclass('chunk_sentences_pending')").fetchone() == (None,):
+            return 0
+        row = conn.execute("SELECT count(*) FROM chunk_sentences_pending").fetchone()
+        return int(row[0]) if row else 0
+
+
 def migrate(url: str, progress: Progress | None = None, upto: int | None = None) -> list[int]:
     """Apply every pending migration (up to ``upto``), reporting batches to ``progress``; the versions applied."""
     with _connect(url) as conn, map_errors("upgrading the database"):

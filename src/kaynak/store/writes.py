@@ -9,8 +9,9 @@ chunks (with vectors) and BM25 postings in one transaction, under a per-source a
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,10 @@ from psycopg.types.json import Jsonb
 
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
 from kaynak.langdetect import detect_language
+from kaynak.quotes import analyse, encode
 from kaynak.store.base import StoreBase, like_escape
 from kaynak.store.boundary import one
+from kaynak.store.retrieval import stem_texts
 from kaynak.types import Chunk, Collection, Page
 
 
@@ -42,6 +45,28 @@ _POSTINGS_OF_DOCUMENT = """
     CROSS JOIN LATERAL unnest(h.v) u
     WHERE c.document_id = %s
 """
+
+#: Chunks whose sentences one stemming statement analyses at ingest (a mailbox of 10,000 messages is a few).
+ANALYSIS_BATCH = 500
+
+
+def write_sentences(conn: Any, collection_id: int, language: str, rows: Sequence[tuple[int, int, str]]) -> None:
+    """Store each chunk's sentence analysis (``kaynak.quotes.analyse``: spans and lexemes, stemmed on ``conn``
+    exactly as a search would, under the collection's ``language``) in ``chunk_sentences``; ``rows`` are
+    (document id, ord, text) of chunks of collection ``collection_id``. A search then quotes its hits without
+    splitting and stemming them again (migration 14)."""
+    encoded: list[str] = []
+    for b in range(0, len(rows), ANALYSIS_BATCH):
+        texts = [t for _, _, t in rows[b : b + ANALYSIS_BATCH]]
+        encoded += [encode(a) for a in analyse(texts, lambda items: stem_texts(conn, language, items))]
+    copy_sql = "COPY chunk_sentences (collection_id, document_id, ord, analysis) FROM STDIN"
+    with conn.cursor() as cur, cur.copy(copy_sql) as copy:
+        for (doc_id, ord_, _), analysis in zip(rows, encoded, strict=True):
+            copy.write_row((collection_id, doc_id, ord_, analysis))
+
+
+#: Documents whose sentence analyses one committed transaction of ``fill_sentences`` stores.
+FILL_DOCUMENTS = 50
 
 
 @dataclass
@@ -210,6 +235,7 @@ class WritesMixin(StoreBase):
                                 vec,
                             )
                         )
+            write_sentences(conn, collection.id, collection.language, [(doc_id, c.ord, c.text) for c in chunks])
             conn.execute(_POSTINGS_OF_DOCUMENT, (doc_id,))
             conn.execute(
                 "UPDATE documents SET token_count = "
@@ -264,6 +290,8 @@ class WritesMixin(StoreBase):
                             (chunk_id(collection.name, m.source, m.sha256, c.ord), collection.id, doc_id, c.ord,
                              c.page, c.section, c.char_start, c.char_end, c.text, collection.language, vec)
                         )  # fmt: skip
+        sentences = [(d, c.ord, c.text) for d, m in zip(ids, members, strict=True) for c in m.chunks]
+        write_sentences(conn, collection.id, collection.language, sentences)
         conn.execute(_POSTINGS_OF_DOCUMENTS, (ids,))
         conn.execute(
             "UPDATE documents d SET token_count = coalesce(t.n, 0) FROM "
@@ -334,6 +362,63 @@ class WritesMixin(StoreBase):
                 err.message = f"while writing {container}: {err.message}"
                 raise
         return None  # pragma: no cover
+
+    def sentences_pending(self, collection: Collection | None = None) -> int:
+        """Documents (of ``collection``, or of all) ingested before kaynak stored sentence analyses (migration 14
+        lists them) whose analyses ``fill_sentences`` has not stored yet; their hits are analysed at search."""
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM chunk_sentences_pending WHERE %(c)s::bigint IS NULL OR collection_id = %(c)s",
+                {"c": collection.id if collection is not None else None},
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def fill_sentences(
+        self,
+        collection: Collection | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> int:
+        """Store the sentence analyses of the documents ``sentences_pending`` counts (of ``collection``, or of
+        all), ``FILL_DOCUMENTS`` per committed transaction, so that a stopped fill resumes where it stopped and
+        searches go on meanwhile; ``progress(done, total)`` after each; setting ``stop`` ends it after the batch
+        under way. Returns the documents filled.
+
+        Each batch locks its documents (shared): a concurrent replace, rename or delete of one waits for the
+        batch, and documents another process is filling (or writing) are skipped, not waited for."""
+        total = self.sentences_pending(collection)
+        done = 0
+        col_id = collection.id if collection is not None else None
+        while total and not (stop is not None and stop.is_set()):
+            with self._conn() as conn, conn.transaction():
+                docs = conn.execute(
+                    "SELECT p.document_id, p.collection_id, col.language::text FROM chunk_sentences_pending p "
+                    "JOIN documents d ON d.id = p.document_id JOIN collections col ON col.id = p.collection_id "
+                    "WHERE %(c)s::bigint IS NULL OR p.collection_id = %(c)s ORDER BY p.document_id LIMIT %(n)s "
+                    "FOR UPDATE OF p SKIP LOCKED FOR SHARE OF d SKIP LOCKED",
+                    {"c": col_id, "n": FILL_DOCUMENTS},
+                ).fetchall()
+                if not docs:
+                    break
+                ids = [int(d[0]) for d in docs]
+                chunks = conn.execute(
+                    "SELECT document_id, ord, text FROM chunks WHERE document_id = ANY(%s) ORDER BY document_id, ord",
+                    (ids,),
+                ).fetchall()
+                conn.execute("DELETE FROM chunk_sentences WHERE document_id = ANY(%s)", (ids,))
+                by_doc: dict[int, list[tuple[int, int, str]]] = {}
+                for doc_id, ord_, text in chunks:
+                    by_doc.setdefault(int(doc_id), []).append((int(doc_id), int(ord_), text))
+                groups: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
+                for doc_id, c_id, language in docs:
+                    groups.setdefault((int(c_id), language), []).extend(by_doc.get(int(doc_id), []))
+                for (c_id, language), rows in groups.items():
+                    write_sentences(conn, c_id, language, rows)
+                conn.execute("DELETE FROM chunk_sentences_pending WHERE document_id = ANY(%s)", (ids,))
+            done += len(ids)
+            if progress is not None:
+                progress(done, max(total, done))
+        return done
 
     def remember_failure(self, collection: Collection, source: str, sha256: str, reason: str, parser: str) -> None:
         """Record (or replace) the failure of ``source`` with the bytes' sha256 and the parser limits used."""

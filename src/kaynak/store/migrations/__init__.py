@@ -94,6 +94,11 @@ MIGRATIONS: list[Migration] = [
     Migration(
         13, "access_tokens, audit_log, token_search_counts: team access (issue 31)", run_file("0013_team_access.sql")
     ),
+    Migration(
+        14,
+        "chunk_sentences: each chunk's sentence analysis for quotes (issue 30)",
+        run_file("0014_chunk_sentences.sql"),
+    ),
 ]
 
 #: The schema version this kaynak writes and reads.
