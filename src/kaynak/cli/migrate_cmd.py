@@ -33,6 +33,8 @@ def _describe(st: dict[str, Any]) -> str:
         )
         lines.append(f"  {m['version']}: {m['name']}{rows}{under_way}")
     lines.append(f"estimated time: about {max(1, round(st['estimated_seconds']))} s")
+    if any(m["rows_to_rewrite"] for m in st["pending"]):
+        lines.append("after the rewrite: VACUUM (ANALYZE) of the rewritten tables, so that searches are fast at once")
     if fill:
         lines.append(fill_line)
     return "\n".join(lines)
@@ -116,6 +118,8 @@ def migrate_cmd(
         print_json({**ctx.migration_status(), "applied": applied, "analyses_filled": filled, "seconds": seconds})
     else:
         done = f"applied migrations {', '.join(map(str, applied)) or 'none'}"
+        if rewrites and applied:
+            done += " (rewritten tables vacuumed and analysed)"
         if filled:
             done += f", stored the quote analyses of {filled:,} documents"
         console.print(f"{done} in {seconds} s", highlight=False)
