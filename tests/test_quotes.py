@@ -145,3 +145,42 @@ def test_the_kind_of_answer_asked_for() -> None:
     text = "The exchange was closed for years. " + filler + "The exchange reopened in April 1991. "
     [(s, e)] = quotes_and_matches([text], {"exchange"}, words_of, question="When did the exchange reopen?")[0]
     assert "1991" in text[s:e]
+
+
+def test_a_query_stem_matches_the_longer_stem_it_begins() -> None:
+    """The stemmer leaves a suffix on one side now and then (``marş`` in the question, ``marşı`` in the text): the
+    sentence holding the rare term wins over one holding only the common ones."""
+    filler = "Bu cümle yalnızca yer kaplamak için burada duruyor ve başka bir şey söylemiyor. " * 4
+    text = "Super Bowl maçı Şubat ayında oynandı. " + filler + "Lady Gaga ulusal marşı söyledi. "
+    query = {"super", "bowl", "ulusal", "marş"}
+    weights = {"super": 1.0, "bowl": 1.0, "ulusal": 0.5, "marş": 3.0}
+    [(s, e)] = quotes_and_matches([text], query, words_of, weights=weights)[0]
+    assert "Lady Gaga ulusal marşı söyledi." in text[s:e]
+    # a short query stem (fewer than four letters) does not: "bow" would begin "bowl"
+    [(s, e)] = quotes_and_matches([text], {"bow", "ulusal"}, words_of, weights={"bow": 5.0, "ulusal": 1.0})[0]
+    assert "Lady Gaga" in text[s:e]
+    # coverage (match strength) still counts only exact lexemes
+    assert quotes_and_matches([text], query, words_of, weights=weights)[1] == [{"super", "bowl", "ulusal"}]
+
+
+def test_ties_go_to_the_earlier_window() -> None:
+    """Two sentences holding the same terms: the earlier one is quoted, so what follows it comes along."""
+    filler = "Nothing to see in this sentence at all, it only fills the chunk up. " * 3
+    text = "A turbine has rotors (rotating discs) on a shaft. " + filler + "The rotors carry blades. " + filler
+    [(s, e)] = quotes_and_matches([text], {"rotors"}, words_of)[0]
+    assert text[s:e].startswith("A turbine has rotors (rotating discs)")
+
+
+def test_a_long_sentence_is_cut_around_the_rarest_terms_not_the_most_words() -> None:
+    head = "Since 1972 the United Kingdom, Ireland and Denmark came in, "
+    middle = " ".join(f"then country{i} in year{i}" for i in range(40))
+    tail = ", and more states joined the union and joined the market, and joined again in 2013."
+    text = head + middle + tail
+    query = {"denmark", "joined"}
+    [(s, e)] = quotes_and_matches([text], query, words_of, weights={"denmark": 5.0, "joined": 0.5})[0]
+    assert "Denmark" in text[s:e] and "1972" in text[s:e] and e - s <= MAX_QUOTE_CHARS
+    # the three "joined" at the end weigh one term's weight, not three
+    [(s, e)] = quotes_and_matches([text], query, words_of, weights={"denmark": 1.2, "joined": 1.0})[0]
+    assert "Denmark" in text[s:e]
+    [(s, e)] = quotes_and_matches([text], query, words_of, weights={"denmark": 0.8, "joined": 1.0})[0]
+    assert "Denmark" not in text[s:e] and "2013" in text[s:e]

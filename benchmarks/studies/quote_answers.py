@@ -12,6 +12,11 @@ the top three quotes (Turkish case-folded, whitespace collapsed).
     python benchmarks/studies/quote_answers.py --lang tr --xquad /tmp/xquad.tr.json
     python benchmarks/studies/quote_answers.py --lang en --xquad /tmp/xquad.en.json
 
+To try a change to quote selection without a database: ``--capture FILE`` records, for each question, what
+selection got for the top hit (the chunk, its sentence analysis, the query's lexemes and weights, the question,
+the answers); ``--replay FILE`` re-runs today's ``kaynak.quotes`` over it and prints answer-in-quote against
+answer-in-chunk (the same figure as the live run, in about a second).
+
 Goal (issue 27): answer in the top quote at least 95 % as often as in the top chunk, quotes ≤ 320 characters.
 """
 
@@ -49,10 +54,92 @@ def load_answers(path: Path, dev: set[str]) -> dict[str, list[str]]:
     return answers
 
 
-def main() -> None:
-    from kaynak.context import Context
+def spy_on_quotes(captured: dict[str, Any]) -> None:
+    """Make every search record, in ``captured``, what quote selection got for its first hit: the chunk's text and
+    sentence analysis, the query's lexemes and weights, and the question."""
+    from kaynak import quotes
+    from kaynak.search import hits as hits_module
+
+    original = hits_module.quotes_and_matches
+
+    def spy(
+        texts: Any,
+        query_lexemes: Any,
+        lexemes_of: Any,
+        max_chars: int,
+        weights: Any = None,
+        question: Any = None,
+        stored: Any = None,
+    ) -> Any:
+        first = stored[0] if stored else None
+        analysis = first or quotes.analyse(texts[:1], lexemes_of, max_chars)[0]
+        captured.clear()
+        captured.update(
+            text=texts[0],
+            analysis=quotes.encode(analysis, max_chars),
+            query=sorted(query_lexemes),
+            weights=dict(weights or {}),
+            question=question,
+        )
+        return original(texts, query_lexemes, lexemes_of, max_chars, weights, question, stored)
+
+    hits_module.quotes_and_matches = spy  # type: ignore[assignment]
+
+
+def replay(path: Path) -> None:
+    """Today's quote selection over captured inputs: answer in the top quote against answer in the top chunk."""
+    from kaynak import quotes
+
+    def no_stemming(items: list[str]) -> list[set[str]]:
+        raise AssertionError("a captured analysis is missing")
+
+    n = chunk = quote = 0
+    lengths = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        n += 1
+        text = r["text"]
+        spans, _ = quotes.quotes_and_matches(
+            [text],
+            set(r["query"]),
+            no_stemming,
+            quotes.MAX_QUOTE_CHARS,
+            r["weights"],
+            r["question"],
+            [quotes.decode(r["analysis"])],
+        )
+        span = spans[0]
+        lengths.append(span[1] - span[0])
+        if r["chunk_holds"]:
+            chunk += 1
+            quote += any(a in fold(text[span[0] : span[1]]) for a in r["answers"])
+    report = {"questions": n, "chunk": chunk, "quote": quote, "quote_over_chunk": round(quote / max(chunk, 1), 4)}
+    report |= {"longest": max(lengths, default=0), "mean_length": round(sum(lengths) / max(n, 1), 1)}
+    print(json.dumps(report))
+
+
+def ensure_collection(
+    ctx: Any, name: str, articles: dict[str, list[dict[str, Any]]], language: str, embedder: str
+) -> None:
+    """The collection of the articles as long documents (title, then paragraphs), ingested unless it exists."""
     from kaynak.errors import CollectionNotFound
     from kaynak.types import LoadedDocument, Page
+
+    try:
+        ctx.search.get_collection(name)
+        return
+    except CollectionNotFound:
+        pass
+    docs = []
+    for art, pars in sorted(articles.items()):
+        title = pars[0]["title"].replace("_", " ")
+        body = title + "\n\n" + "\n\n".join(p["text"] for p in sorted(pars, key=lambda p: p["_id"]))
+        docs.append((art, art, LoadedDocument(title, [Page(1, body)])))
+    ctx.ingest.ingest_documents(name, docs, language=language, embedder=embedder)
+
+
+def main() -> None:
+    from kaynak.context import Context
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lang", choices=sorted(LANGUAGES), default="tr")
@@ -60,11 +147,16 @@ def main() -> None:
     ap.add_argument("--embedder", default="e5-small")
     ap.add_argument("--misses", type=Path, help="write the questions whose top chunk holds the answer and quote not")
     ap.add_argument("--answer-bonus", type=float, help="try another kaynak.quotes.ANSWER_BONUS")
+    ap.add_argument("--capture", type=Path, help="write each question's quote inputs (top chunk, analysis, query)")
+    ap.add_argument("--replay", type=Path, help="re-run today's quote selection over a --capture file (no database)")
     args = ap.parse_args()
     if args.answer_bonus is not None:
         from kaynak import quotes
 
         quotes.ANSWER_BONUS = args.answer_bonus
+    if args.replay:
+        replay(args.replay)
+        return
 
     corpus = read_jsonl(D / "xquad" / args.lang / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in read_jsonl(D / "xquad" / args.lang / "queries.jsonl")}
@@ -78,20 +170,16 @@ def main() -> None:
         articles.setdefault(d["_id"].split("_")[0], []).append(d)
 
     ctx = Context(embedder=args.embedder)
+    captured: dict[str, Any] = {}
+    if args.capture:
+        spy_on_quotes(captured)
     name = f"quotes_xquad_{args.lang}_{args.embedder}".replace("-", "_")
     try:
-        try:
-            ctx.search.get_collection(name)
-        except CollectionNotFound:
-            docs = []
-            for art, pars in sorted(articles.items()):
-                title = pars[0]["title"].replace("_", " ")
-                body = title + "\n\n" + "\n\n".join(p["text"] for p in sorted(pars, key=lambda p: p["_id"]))
-                docs.append((art, art, LoadedDocument(title, [Page(1, body)])))
-            ctx.ingest.ingest_documents(name, docs, language=LANGUAGES[args.lang], embedder=args.embedder)
+        ensure_collection(ctx, name, articles, LANGUAGES[args.lang], args.embedder)
         n = doc1 = chunk1 = quote1 = quote3 = duplicates = 0
         lengths: list[int] = []
         misses = []
+        records: list[dict[str, Any]] = []
         t0 = time.perf_counter()
         for qid, text in queries.items():
             if qid not in answers:
@@ -118,6 +206,8 @@ def main() -> None:
             )
             doc1 += hits[0].source == qrels[qid]
             c = holds(hits[0].text)
+            if args.capture and captured.get("text") == hits[0].text:
+                records.append({"qid": qid, "answers": ans, "chunk_holds": c, **captured})
             q = holds(hits[0].quote.text)
             chunk1 += c
             quote1 += q
@@ -140,6 +230,8 @@ def main() -> None:
                 }
             )
         )
+        if args.capture:
+            args.capture.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records), encoding="utf-8")
         if args.misses:
             args.misses.write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in misses), encoding="utf-8")
     finally:

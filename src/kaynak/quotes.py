@@ -5,12 +5,14 @@ query's lexemes most, at most ``MAX_QUOTE_CHARS`` characters. Lexemes come from 
 (``Store.lexemes_of`` bound to the collection's language), so quotes use exactly the keyword leg's stemming and
 Turkish-aware lowering. A query term counts by its IDF (``weights``) times its rarity among the chunk's sentences
 (a term in every sentence does not tell them apart); one-letter lexemes that are not digits (suffixes split off at
-an apostrophe: ``Marş'ı`` → ``ı``) do not count. Ties go to the shorter window, then the earlier one. The winner
+an apostrophe: ``Marş'ı`` → ``ı``) do not count, and a query lexeme of four letters or more also matches a sentence
+lexeme it begins (the stemmer left a suffix on one side: ``marş`` / ``marşı``). Ties go to the earlier window (what
+follows it then comes along), then the shorter one. The winner
 is then widened with whole following sentences while they fit, with whole preceding ones only when nothing
 follows, and the room left is filled with the start of the next sentence (or the end of the previous one), cut at
 a word: the answer that often follows the matching words comes along. A single sentence longer than the limit is
-cut at word boundaries around its matching words. Without any overlap (a hit only the vector leg found) the quote
-is the chunk's first sentence(s).
+cut at word boundaries around the most weight of distinct query terms. Without any overlap (a hit only the vector
+leg found) the quote is the chunk's first sentence(s).
 
 All offsets here are local to the text given; ``SearchService`` adds the chunk's ``char_start`` so quotes point
 into the page. Texts are never altered: ``text[start:end]`` is the quote.
@@ -18,6 +20,7 @@ into the page. Texts are never altered: ``text[start:end]`` is the quote.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -28,6 +31,7 @@ from kaynak.chunking import split_sentences
 
 MAX_QUOTE_CHARS = 320
 MIN_FILL_CHARS = 25  # the room left in a quote is filled with part of a neighbouring sentence when this much fits
+MIN_PREFIX_CHARS = 4  # a query lexeme this long also matches the sentence lexemes it begins
 
 LexemesOf = Callable[[list[str]], list[set[str]]]
 
@@ -122,7 +126,7 @@ def _best_window(
     the weights of the query lexemes it holds (1 each without ``weights``), plus ``ANSWER_BONUS`` of the mean
     weight when one of its sentences holds the kind of answer the question asks for (``typed``)."""
     best: tuple[int, int] = (0, 0)
-    best_key: tuple[float, int, int] | None = None
+    best_key: tuple[float, int, int, int] | None = None
     w = weights or {}
     bonus = ANSWER_BONUS * (sum(w.get(t, 1.0) for t in query) / len(query)) if query else 0.0
     for i in range(len(spans)):
@@ -135,7 +139,7 @@ def _best_window(
             matched |= lex[j] & query
             has_type = has_type or bool(typed and typed[j])
             score = sum(w.get(t, 1.0) for t in matched) + (bonus if has_type and matched else 0.0)
-            key = (round(score, 9), 1 if length <= max_chars else 0, -length)
+            key = (round(score, 9), 1 if length <= max_chars else 0, -i, -length)
             if best_key is None or key > best_key:
                 best_key, best = key, (i, j)
             if length > max_chars:
@@ -189,18 +193,45 @@ def _within_chunk(weights: Mapping[str, float] | None, query: set[str], lex: Seq
     return out
 
 
+def _extended(lexemes: Sequence[set[str]], query: set[str]) -> list[set[str]]:
+    """Each sentence's lexemes plus the query lexemes (of ``MIN_PREFIX_CHARS`` or more) that begin one of them: the
+    stemmer leaves a suffix on one side now and then (``marş`` / ``marşı``, ``yap`` / ``yapar``)."""
+    every = sorted(set().union(*lexemes)) if lexemes else []
+    longer: dict[str, set[str]] = {}  # query lexeme → the chunk's other lexemes that begin with it
+    for t in query:
+        if len(t) < MIN_PREFIX_CHARS:
+            continue
+        k = bisect.bisect_right(every, t)
+        while k < len(every) and every[k].startswith(t):
+            longer.setdefault(t, set()).add(every[k])
+            k += 1
+    if not longer:
+        return list(lexemes)
+    return [lx | {t for t, ext in longer.items() if t not in lx and not ext.isdisjoint(lx)} for lx in lexemes]
+
+
 def _counts(lexeme: str) -> bool:
     """Whether a query lexeme counts for quotes: not a lone non-digit letter (a suffix split off at an
     apostrophe, ``Marş'ı`` → ``ı``, or a stemmer's stub)."""
     return len(lexeme) > 1 or lexeme.isdigit()
 
 
-def _cut(words: Sequence[Span], matches: Sequence[bool], start: int, end: int, max_chars: int) -> Span:
-    """A ≤ max_chars span of [start, end) cut at word boundaries, holding as many matching words as possible."""
+def _cut(
+    words: Sequence[Span],
+    terms: Sequence[set[str]],
+    start: int,
+    end: int,
+    max_chars: int,
+    weights: Mapping[str, float] | None = None,
+) -> Span:
+    """A ≤ max_chars span of [start, end) cut at word boundaries, holding the most weight of distinct query terms
+    (``terms``: each word's query lexemes; ``weights``: 1 each without), then the most matching words."""
     if not words:
         return start, min(end, start + max_chars)
+    w = weights or {}
     n = len(words)
-    best_p, best_count, q = 0, -1, 0
+    matches = [bool(t) for t in terms]
+    best_p, best_count, q = 0, -1.0, 0
     prefix = [0]
     for m in matches:
         prefix.append(prefix[-1] + (1 if m else 0))
@@ -210,7 +241,11 @@ def _cut(words: Sequence[Span], matches: Sequence[bool], start: int, end: int, m
             q += 1
         if words[q][1] - words[p][0] > max_chars:  # one word longer than the limit
             continue
-        count = prefix[q + 1] - prefix[p]
+        hits = prefix[q + 1] - prefix[p]
+        count = 0.0
+        if hits:
+            held = set().union(*terms[p : q + 1])
+            count = round(sum(w.get(t, 1.0) for t in held), 9) + 1e-6 * hits
         if count > best_count:
             best_p, best_count = p, count
     if best_count < 0:  # every word is longer than the limit
@@ -355,6 +390,7 @@ def quotes_and_matches(
         if not spans:
             out.append((0, 0))
             continue
+        lex = _extended(lex, scoring)
         typed = [holds_type(text[s:e], kind, question_words) for s, e in spans] if kind else None
         local = _within_chunk(weights, scoring, lex)
         i, j = _best_window(spans, lex, scoring, max_chars, local, typed) if scoring else (0, 0)
@@ -365,8 +401,7 @@ def quotes_and_matches(
         if e - s > max_chars:  # one sentence over the limit (a window of several never is): cut at its words
             words, word_lex = a.long_words.get(s) or (word_spans(text, s, e), [])
             word_lex = word_lex or [set() for _ in words]
-            matches = [bool(lx & query_lexemes) for lx in word_lex]
-            s, e = _cut(words, matches, s, e, max_chars)
+            s, e = _cut(words, [lx & scoring for lx in word_lex], s, e, max_chars, local)
         out.append((s, e))
     return out, matched
 

@@ -308,6 +308,7 @@ def _select_quotes_before(texts: list[str], query: set[str], lexemes_of: Callabl
             out.append((0, 0))
             continue
         scoring = {t for t in query if quotes._counts(t)} or query
+        lex = quotes._extended(lex, scoring)
         local = quotes._within_chunk(None, scoring, lex)
         i, j = quotes._best_window(spans, lex, scoring, max_chars, local) if scoring else (0, 0)
         if not any(lx & scoring for lx in lex[i : j + 1]):
@@ -315,17 +316,17 @@ def _select_quotes_before(texts: list[str], query: set[str], lexemes_of: Callabl
         i, j = quotes._widen(spans, i, j, max_chars)
         s, e = quotes._fill(texts[idx], spans, i, j, max_chars)
         if e - s > max_chars:
-            long_cuts.append((len(out), s, e))
+            long_cuts.append((len(out), s, e, scoring, local))
         out.append((s, e))
     if long_cuts:
-        word_lists = [word_spans(texts[idx], s, e) for idx, s, e in long_cuts]
-        words_flat = [texts[idx][a:b] for (idx, _, _), ws in zip(long_cuts, word_lists, strict=True) for a, b in ws]
+        word_lists = [word_spans(texts[idx], s, e) for idx, s, e, _, _ in long_cuts]
+        words_flat = [texts[i][a:b] for (i, *_), ws in zip(long_cuts, word_lists, strict=True) for a, b in ws]
         words_lex = lexemes_of(words_flat) if words_flat and query else [set() for _ in words_flat]
         pos = 0
-        for (idx, s, e), ws in zip(long_cuts, word_lists, strict=True):
-            matches = [bool(lx & query) for lx in words_lex[pos : pos + len(ws)]]
+        for (idx, s, e, scoring, local), ws in zip(long_cuts, word_lists, strict=True):
+            terms = [lx & scoring for lx in words_lex[pos : pos + len(ws)]]
             pos += len(ws)
-            out[idx] = quotes._cut(ws, matches, s, e, max_chars)
+            out[idx] = quotes._cut(ws, terms, s, e, max_chars, local)
     return out
 
 
