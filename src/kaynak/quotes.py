@@ -3,16 +3,15 @@
 A quote is the window of consecutive sentences (``kaynak.chunking.split_sentences``) whose lexemes overlap the
 query's lexemes most, at most ``MAX_QUOTE_CHARS`` characters. Lexemes come from the caller's ``lexemes_of``
 (``Store.lexemes_of`` bound to the collection's language), so quotes use exactly the keyword leg's stemming and
-Turkish-aware lowering. A query term counts by its IDF (``weights``) times its rarity among the chunk's sentences
-(a term in every sentence does not tell them apart); one-letter lexemes that are not digits (suffixes split off at
-an apostrophe: ``Marş'ı`` → ``ı``) do not count, and a query lexeme of four letters or more also matches a sentence
+Turkish-aware lowering. A query term counts by its IDF (``weights``) times its rarity among the chunk's sentences (a
+term in every sentence does not tell them apart); one-letter lexemes that are not digits (suffixes split off at an
+apostrophe: ``Marş'ı`` → ``ı``) do not count, and a query lexeme of four letters or more also matches a sentence
 lexeme it begins (the stemmer left a suffix on one side: ``marş`` / ``marşı``). Ties go to the earlier window (what
-follows it then comes along), then the shorter one. The winner
-is then widened with whole following sentences while they fit, with whole preceding ones only when nothing
-follows, and the room left is filled with the start of the next sentence (or the end of the previous one), cut at
-a word: the answer that often follows the matching words comes along. A single sentence longer than the limit is
-cut at word boundaries around the most weight of distinct query terms. Without any overlap (a hit only the vector
-leg found) the quote is the chunk's first sentence(s).
+follows it then comes along), then the shorter one. The winner is then widened with whole following sentences while
+they fit, with whole preceding ones only when nothing follows, and the room left is filled with the start of the
+next sentence (or the end of the previous one), cut at a word: the answer that often follows the matching words
+comes along. A single sentence longer than the limit is cut at word boundaries around the most weight of distinct
+query terms. Without any overlap (a hit only the vector leg found) the quote is the chunk's first sentence(s).
 
 All offsets here are local to the text given; ``SearchService`` adds the chunk's ``char_start`` so quotes point
 into the page. Texts are never altered: ``text[start:end]`` is the quote.
