@@ -195,18 +195,23 @@ def _within_chunk(weights: Mapping[str, float] | None, query: set[str], lex: Seq
 def _extended(lexemes: Sequence[set[str]], query: set[str]) -> list[set[str]]:
     """Each sentence's lexemes plus the query lexemes (of ``MIN_PREFIX_CHARS`` or more) that begin one of them: the
     stemmer leaves a suffix on one side now and then (``marş`` / ``marşı``, ``yap`` / ``yapar``)."""
-    every = sorted(set().union(*lexemes)) if lexemes else []
-    longer: dict[str, set[str]] = {}  # query lexeme → the chunk's other lexemes that begin with it
+    by_head: dict[str, list[str]] = {}  # the first MIN_PREFIX_CHARS letters → the query lexemes that start so
     for t in query:
-        if len(t) < MIN_PREFIX_CHARS:
-            continue
-        k = bisect.bisect_right(every, t)
-        while k < len(every) and every[k].startswith(t):
-            longer.setdefault(t, set()).add(every[k])
-            k += 1
-    if not longer:
+        if len(t) >= MIN_PREFIX_CHARS:
+            by_head.setdefault(t[:MIN_PREFIX_CHARS], []).append(t)
+    if not by_head:
         return list(lexemes)
-    return [lx | {t for t, ext in longer.items() if t not in lx and not ext.isdisjoint(lx)} for lx in lexemes]
+    out = []
+    for lx in lexemes:
+        more = {
+            t
+            for x in lx
+            if len(x) > MIN_PREFIX_CHARS and (ts := by_head.get(x[:MIN_PREFIX_CHARS]))
+            for t in ts
+            if len(x) > len(t) and x.startswith(t)
+        }
+        out.append(lx | more if more else lx)
+    return out
 
 
 def _counts(lexeme: str) -> bool:
@@ -231,10 +236,11 @@ def _cut(
     n = len(words)
     matches = [bool(t) for t in terms]
     best_p, best_count, q = 0, -1.0, 0
+    at = [x for x in range(n) if matches[x]]  # the matching words' indices
     prefix = [0]
     for m in matches:
         prefix.append(prefix[-1] + (1 if m else 0))
-    for p in range(n):
+    for p in at or range(n):  # a best window can start at a matching word: it then reaches furthest
         q = max(q, p)
         while q + 1 < n and words[q + 1][1] - words[p][0] <= max_chars:
             q += 1
@@ -243,7 +249,7 @@ def _cut(
         hits = prefix[q + 1] - prefix[p]
         count = 0.0
         if hits:
-            held = set().union(*terms[p : q + 1])
+            held = set().union(*(terms[x] for x in at[bisect.bisect_left(at, p) : bisect.bisect_right(at, q)]))
             count = round(sum(w.get(t, 1.0) for t in held), 9) + 1e-6 * hits
         if count > best_count:
             best_p, best_count = p, count
