@@ -18,6 +18,7 @@ from kaynak.match import (
     model_name,
     no_good_match,
     weighted_coverage,
+    wordless,
 )
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
@@ -55,6 +56,14 @@ def test_labels_and_flag() -> None:
     assert set(m) == {"probability", "label"} and 0 <= m["probability"] <= 1
     assert no_good_match([]) and no_good_match([{"label": "weak"}, {"label": "weak"}])
     assert not no_good_match([{"label": "weak"}, {"label": "partial"}])
+
+
+def test_a_query_without_a_word_asks_nothing() -> None:
+    assert wordless("?!.,;:") and wordless("  <> --- …") and wordless("")
+    assert not wordless("aidat ne kadar?") and not wordless("İ?") and not wordless("1999")
+    strong = features({"vector": 0.99, "vector_rank": 1, "keyword_rank": 1}, 1.0, 1.0, 0.5)
+    assert match_of(strong, "e5")["label"] == "strong"
+    assert match_of(strong, "e5", asks=False) == {"probability": 0.0, "label": "weak"}
 
 
 def test_model_choice_idf_and_coverage() -> None:
@@ -101,6 +110,9 @@ def test_every_hit_has_a_match_and_the_response_a_flag(store: Store, pump: Colle
     nothing = svc.search("zebra migration across the savanna", k=5)
     assert nothing and all(h.match["label"] == "weak" for h in nothing)  # type: ignore[index]
     assert nothing.no_good_match
+    symbols = svc.search("?!.,;:", k=5)
+    assert symbols and symbols.no_good_match  # the vector leg finds chunks; none may look like an answer
+    assert all(h.match == {"probability": 0.0, "label": "weak"} for h in symbols)
 
 
 def test_overlapping_quotes_collapse_into_one_hit(store: Store, pump: Collection) -> None:

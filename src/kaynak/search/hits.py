@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from kaynak.fusion import Fused
-from kaynak.match import features, match_of, model_name, no_good_match, weighted_coverage
+from kaynak.match import features, match_of, model_name, no_good_match, weighted_coverage, wordless
 from kaynak.quotes import MAX_QUOTE_CHARS, decode, quotes_and_matches
 from kaynak.search.plan import SearchPlan
 from kaynak.staleness import stale_files
@@ -120,6 +120,7 @@ def build_hits(
         )
         quotes.update(zip(ids, spans, strict=True))
         matched.update(zip(ids, found, strict=True))
+    asks = not wordless(plan.text)
     hits: list[Hit] = []
     for rank, f in enumerate(top, start=1):
         rec = records[f.id]
@@ -137,7 +138,7 @@ def build_hits(
         cross = plan.query_language is not None and language in LANGUAGE_NAMES and language != plan.query_language
         feats = features(scores, coverage, plan.keyword_coverage, plan.vector_reference, cross)
         has_vector = plan.mode != SearchMode.KEYWORD and scores["vector"] is not None
-        match = match_of(feats, model_name(embedder_of.get(rec.collection), has_vector))
+        match = match_of(feats, model_name(embedder_of.get(rec.collection), has_vector), asks)
         if features_out is not None:
             features_out.append(feats)
         hits.append(
