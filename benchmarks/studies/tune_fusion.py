@@ -10,6 +10,8 @@ best on the other sets is measured on it (never one set both ways). docs/adr/001
         python benchmarks/studies/tune_fusion.py collect xquad-tr xquad-en xquad-tr-en scifact-pool
     python benchmarks/studies/tune_fusion.py tune xquad-tr xquad-en xquad-tr-en scifact-pool
 
+``depth`` prints the shipped fusion's nDCG@10 with the keyword leg read 10 … 100 deep (the vector leg 40 deep,
+its fill-in recomputed for the shorter keyword leg; docs/performance-search.md, round 10).
 ``collect --data-dir`` points at another KAYNAK_DATA_DIR (e.g. the full SciFact collection); ``--keyword-variant``
 stores the keyword leg under another name (e.g. after a change to the postings) to compare keyword legs offline.
 The fused figures equal ``kaynak eval run``'s hybrid row with the same settings (checked: RRF × coverage from the
@@ -387,9 +389,41 @@ def print_tune(result: Mapping[str, Any]) -> None:
         )
 
 
+# ---------------------------------------------------------------------- leg depths (performance-search.md, round 10)
+SHIPPED = Config("convex", "tmm", 0.05, True, "keyword", True)  # the default settings' fusion
+
+
+def legs_at_depth(q: Mapping[str, Any], keyword_depth: int, vector_depth: int = 40) -> Legs:
+    """A collected query's legs as a search reading ``vector_depth`` and ``keyword_depth`` deep would fuse them: the
+    pruned keyword leg's top d is the exact top d of the collected list, and the fill-in gives every keyword chunk
+    the vector leg's own top missed its similarity (collected either further down the vector leg or as a fill-in)."""
+    vector = q["legs"].get("vector", [])
+    filled = q.get("filled", 0)
+    own = vector[: len(vector) - filled] if filled else vector
+    similarity = dict(vector)
+    top = own[:vector_depth]
+    seen = {c for c, _ in top}
+    keyword = q["legs"].get("keyword", [])[:keyword_depth]
+    return {
+        "vector": top + [(c, similarity[c]) for c, _ in keyword if c not in seen and c in similarity],
+        "keyword": keyword,
+    }
+
+
+def depth_table(names: Sequence[str], depths: Sequence[int] = (10, 15, 20, 30, 40, 100)) -> None:
+    """nDCG@10 of the shipped fusion per keyword-leg depth, the vector leg 40 deep (what ``candidates`` = 40 reads)."""
+    print("| set | " + " | ".join(str(d) for d in depths) + " |\n|---|" + "---|" * len(depths))
+    for name in names:
+        s = scored(name)
+        row = [
+            s.ndcg(lambda q, d=d: [f.id for f in SHIPPED.fuse(legs_at_depth(q, d), _coverage(q), 1)]) for d in depths
+        ]
+        print(f"| {name} | " + " | ".join(f"{v:.4f}" for v in row) + " |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("collect", "tune", "questions"))
+    ap.add_argument("command", choices=("collect", "tune", "questions", "depth"))
     ap.add_argument("sets", nargs="*", help=f"dev sets: {', '.join(SETS)}; tune: SET:a / SET:b = halves of its queries")
     ap.add_argument("--keyword-variant", default=None, help="collect: store the keyword leg as keyword:<name>")
     ap.add_argument("--keyword", default="keyword", help="tune: which keyword leg to fuse (keyword:<name>)")
@@ -412,6 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         for label, groups in question_table(configs).items():
             print(f"| {label} | " + " | ".join(f"{g} {h1:.3f} / {h5:.3f}" for g, (h1, h5) in sorted(groups.items())))
+        return 0
+    if args.command == "depth":  # the shipped fusion with the keyword leg read 10 … 100 deep
+        depth_table(args.sets)
         return 0
     if args.command == "collect":
         for name in dict.fromkeys(n.partition(":")[0] for n in args.sets):
