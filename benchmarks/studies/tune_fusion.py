@@ -390,7 +390,19 @@ def print_tune(result: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------- leg depths (performance-search.md, round 10)
-SHIPPED = Config("convex", "tmm", 0.05, True, "keyword", True)  # the default settings' fusion
+def shipped() -> Config:
+    """The fusion kaynak ships: ``Settings``' defaults (not the environment's), with the coverage factor."""
+    from kaynak.config import Settings
+
+    default = {name: f.default for name, f in Settings.model_fields.items()}
+    return Config(
+        default["fusion"],
+        default["fusion_normalization"],
+        default["fusion_alpha"],
+        True,
+        "keyword",
+        default["fusion_fill"],
+    )
 
 
 def legs_at_depth(q: Mapping[str, Any], keyword_depth: int, vector_depth: int = 40) -> Legs:
@@ -413,11 +425,11 @@ def legs_at_depth(q: Mapping[str, Any], keyword_depth: int, vector_depth: int = 
 def depth_table(names: Sequence[str], depths: Sequence[int] = (10, 15, 20, 30, 40, 100)) -> None:
     """nDCG@10 of the shipped fusion per keyword-leg depth, the vector leg 40 deep (what ``candidates`` = 40 reads)."""
     print("| set | " + " | ".join(str(d) for d in depths) + " |\n|---|" + "---|" * len(depths))
+    fusion = shipped()
+    assert fusion.fusion == "convex" and fusion.fill, "legs_at_depth builds the fill-in that convex fill fuses"
     for name in names:
         s = scored(name)
-        row = [
-            s.ndcg(lambda q, d=d: [f.id for f in SHIPPED.fuse(legs_at_depth(q, d), _coverage(q), 1)]) for d in depths
-        ]
+        row = [s.ndcg(lambda q, d=d: [f.id for f in fusion.fuse(legs_at_depth(q, d), _coverage(q))]) for d in depths]
         print(f"| {name} | " + " | ".join(f"{v:.4f}" for v in row) + " |")
 
 
