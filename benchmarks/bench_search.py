@@ -1177,12 +1177,16 @@ def whole(args: argparse.Namespace) -> None:
     col = store.get_collection(args.collection or f"bench_latency_{args.chunks}")
     emb = E5QueryEmbedder()
     svc = SearchService(store, Settings(collection=col.name, embedder="e5-small"), lambda name: emb)
+    one = SearchService(store, Settings(collection=col.name, embedder="e5-small", keyword_parts=1), lambda name: emb)
     tbl = lancedb_table(store, col)
     queries = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
     vectors = {q: emb.embed_queries([q])[0] for q in queries}
 
     def kaynak_whole(q: str) -> Any:
         return svc.search(q, mode="hybrid", k=10)
+
+    def kaynak_one_part(q: str) -> Any:  # --one-part-too: the keyword leg in one statement (ADR 0032's baseline)
+        return one.search(q, mode="hybrid", k=10)
 
     def lancedb_whole(q: str) -> Any:
         v = emb.embed_queries([q])[0]
@@ -1192,11 +1196,16 @@ def whole(args: argparse.Namespace) -> None:
         return tbl.search(query_type="hybrid").vector(vectors[q]).text(q).limit(10).to_list()
 
     report: dict[str, Any] = {"chunks": col.chunk_count, "claims": len(queries), "machine": cpu_facts()}
+    extra = (("kaynak, keyword leg in one part", kaynak_one_part),) if args.one_part_too else ()
     for label, cache, sides in (
-        ("whole hybrid search, query embedding included", 0, (("kaynak", kaynak_whole), ("LanceDB", lancedb_whole))),
-        ("hybrid, query vector given", 1 << 16, (("kaynak", kaynak_whole), ("LanceDB", lancedb_given))),
+        (
+            "whole hybrid search, query embedding included",
+            0,
+            (("kaynak", kaynak_whole), ("LanceDB", lancedb_whole), *extra),
+        ),
+        ("hybrid, query vector given", 1 << 16, (("kaynak", kaynak_whole), ("LanceDB", lancedb_given), *extra)),
     ):
-        svc.query_vectors = QueryVectorCache(size=cache)
+        svc.query_vectors = one.query_vectors = QueryVectorCache(size=cache)
         if cache:
             for q, v in vectors.items():
                 svc.query_vectors.put("e5-small", q, v)
@@ -1226,8 +1235,10 @@ def whole(args: argparse.Namespace) -> None:
     store.close()
     emit_report(report, args.json)
     print(f"\n{col.chunk_count:,} chunks, {len(queries)} SciFact claims, k = 10; {report['machine']}")
-    print("| p50 / p95 ms (CPU ms per search) | kaynak | LanceDB |")
-    print("|---|---|---|")
+    print(
+        "| p50 / p95 ms (CPU ms per search) | kaynak | LanceDB |" + (" kaynak, keyword leg in one part |" * bool(extra))
+    )
+    print("|---|---|---|" + "---|" * bool(extra))
     for label in ("whole hybrid search, query embedding included", "hybrid, query vector given"):
         cells = [
             f"{r['p50 ms']} / {r['p95 ms']} ({r['CPU ms/search (this process + PostgreSQL)']})"
@@ -1422,6 +1433,9 @@ def main(argv: list[str] | None = None) -> None:
     wh.add_argument("--collection", help="default: bench_latency_<chunks> (made by 'scale')")
     wh.add_argument("--queries", type=int, default=200)
     wh.add_argument("--json", help="write the report here")
+    wh.add_argument(
+        "--one-part-too", action="store_true", help="also kaynak with the keyword leg in one statement (ADR 0032)"
+    )
     pc = sub.add_parser("procs", help="whole searches in 1, 2, … processes: what a second process buys")
     pc.add_argument("--chunks", type=int, default=100_000)
     pc.add_argument("--collection", help="default: bench_latency_<chunks> (made by 'scale')")

@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     bm25_pruning: bool = Field(
         default=True, description="Exact BM25 top k with MaxScore pruning; false = sum every posting (ADR 0012)."
     )
+    keyword_parts: int = Field(
+        default=0,
+        ge=0,
+        le=8,
+        description="The BM25 leg of a large collection ranked in this many parts at once, on as many connections "
+        "(same results); 0 = auto: 2 from 300,000 chunks on a machine with 2 or more cores, else 1 (ADR 0032).",
+    )
     fusion: Literal["rrf", "convex"] = Field(
         default="convex", description="How hybrid merges its legs: convex (normalised scores) or rrf (ADR 0017)."
     )

@@ -59,7 +59,9 @@ def put_doc(store: Store, col: Collection, source: str, texts: list[str], sha: s
     store.replace_document(col, source, sha or uuid.uuid4().hex, source, {}, [Page(1, page)], chunks, None)
 
 
-PRUNED = [True]  # kaynak_bm25_topk (migration 9's algorithm over migration 12's chunk keys)
+# kaynak_bm25_topk (migration 9's algorithm over migration 12's chunk keys), in one statement and over ranges of
+# chunk keys in parts side by side (migration 15, ADR 0032)
+PRUNED: list[dict] = [{"pruned": True}, {"pruned": True, "parts": 2}, {"pruned": True, "parts": 3}]
 
 
 def assert_same(store: Store, cols: list[Collection], queries: list[str | list[str]], k: int, **kw) -> int:
@@ -75,7 +77,7 @@ def assert_same(store: Store, cols: list[Collection], queries: list[str | list[s
         text, lexemes = (None, q) if isinstance(q, list) else (q, None)
         full = store.keyword_search(cols, text, k + 50, "bm25", pruned=False, lexemes=lexemes, **kw)
         for how in PRUNED:
-            pruned = store.keyword_search(cols, text, k, "bm25", pruned=how, lexemes=lexemes, **kw)
+            pruned = store.keyword_search(cols, text, k, "bm25", lexemes=lexemes, **how, **kw)
             assert len(pruned) == len(full[:k]), (how, q)
             full_score = dict(full)
             for (cid, score), (_, expected) in zip(pruned, full, strict=False):
@@ -84,6 +86,15 @@ def assert_same(store: Store, cols: list[Collection], queries: list[str | list[s
             assert len({c for c, _ in pruned}) == len(pruned), (how, q)
         with_hits += bool(full)
     return with_hits
+
+
+def same_ranking(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+    """The same scores position by position (to 1e-12) and the same chunks above the last score; chunks whose
+    scores are equal to the last bits may swap places (the paths add the same term scores in different orders)."""
+    if len(a) != len(b) or not all(math.isclose(x, y, rel_tol=1e-12) for (_, x), (_, y) in zip(a, b, strict=True)):
+        return False
+    last = a[-1][1] * (1 + 1e-12) if a else 0.0
+    return {c for c, s in a if s > last} == {c for c, s in b if s > last}
 
 
 def stats_are_exact(store: Store, col: Collection) -> None:
@@ -161,6 +172,10 @@ def test_pruned_equals_full_on_xquad(store: Store, lang: str) -> None:
     try:
         assert assert_same(store, [a], queries[:300], 10) > 250
         assert assert_same(store, [a, b], queries[:100], 40) > 90  # two collections: per-collection IDF, merged
+        for q in queries[:100]:  # each collection's scores as shares of its best: the parts merge them the same
+            one = store.keyword_search([a, b], q, 40, per_collection=True)
+            for parts in (2, 4):
+                assert same_ranking(store.keyword_search([a, b], q, 40, per_collection=True, parts=parts), one)
     finally:
         store.delete_collection(a.name)
         store.delete_collection(b.name)
@@ -274,3 +289,40 @@ def test_seed_budget_grows_with_the_square_root_of_the_collection() -> None:
     assert seed_postings(4000, 1_000_000) == 12649
     assert seed_postings(4000, 25_000) == 2000
     assert seed_postings(1, 10) == 1 and seed_postings(4000, 0) == 13
+
+
+@needs_data
+def test_parts_on_one_connection_run_in_turn(
+    store: Store, database_url: str, scifact: tuple[Collection, list[str]]
+) -> None:
+    """A pool with no connection to spare ranks the parts one after another on the one it has: same results."""
+    col, queries = scifact
+    lone = Store(database_url, pool_size=1)
+    lone.bm25_prune_limits = store.bm25_prune_limits
+    try:
+        for q in queries[:30]:
+            assert same_ranking(lone.keyword_search([col], q, 10, parts=3), lone.keyword_search([col], q, 10)), q
+    finally:
+        lone.close()
+
+
+def test_key_ranges_cover_every_chunk_key_once() -> None:
+    from kaynak.store.retrieval import KEY_SPACE, key_ranges
+
+    for n in (1, 2, 3, 7):
+        ranges = key_ranges(n)
+        assert ranges[0][0] == 0 and ranges[-1][1] == KEY_SPACE - 1 and len(ranges) == n
+        assert all(hi + 1 == lo for (_, hi), (lo, _) in zip(ranges, ranges[1:], strict=False))
+    with pytest.raises(ValueError, match="parts"):
+        Store.__new__(Store).keyword_search([Collection(1, "c", "english", "hash", 8)], "x", parts=0)
+
+
+def test_merge_parts_keeps_each_collections_best_k() -> None:
+    """Two collections, each split over two parts: each collection's k best of the union, scores shared out by
+    the collection's best when fair (ties: the collection's best first, then chunk key)."""
+    from kaynak.store.retrieval import merge_parts
+
+    rows = [(1, 5, "a5", 4.0), (1, 2, "a2", 2.0), (2, 9, "b9", 1.0), (1, 7, "a7", 3.0), (2, 3, "b3", 0.5)]
+    assert merge_parts(rows, 3, fair=False) == [("a5", 4.0), ("a7", 3.0), ("a2", 2.0)]
+    assert merge_parts(rows, 3, fair=True) == [("a5", 1.0), ("b9", 1.0), ("a7", 0.75)]
+    assert merge_parts(rows, 2, fair=True)[1] == ("b9", 1.0)  # a one-hit collection's best is not cut by k

@@ -47,6 +47,7 @@ PINNED = {
     "0012_chunk_keys_finish.sql": "fbcbb98ae575fc118fb89db6c91ee42ef64f33475425a28dd74dc06790f3bddb",
     "0013_team_access.sql": "8254bb7ab915bb1f54040d2e00613a277ed398364297c6bedceb1925d281c364",
     "0014_chunk_sentences.sql": "15b32609cb9f973fa65367f0eed0c9974f17a347f8468a569a90dee751e200d7",
+    "0015_bm25_key_range.sql": "8cd350524c7a34e23075e060e1d1e334427122c66b3e8b7a91844c388fb5367e",
 }
 
 DOCS = {

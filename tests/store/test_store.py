@@ -331,3 +331,19 @@ def test_document_the_database_refuses(store: Store, unique_name: str) -> None:
     assert store.find_document(col, "bad.txt") is None
     assert store.get_document(col, "ok.txt").sha256 == "s1"
     store.delete_collection(unique_name)
+
+
+def test_connections_add_only_spare_ones(database_url: str) -> None:
+    """``Database.connections`` gives one connection as ``connection`` does and only adds those free at once, from
+    the same pool: with every other connection held it gives one, and it never waits for more."""
+    s = Store(database_url, pool_size=2)
+    try:
+        with s.db.connections(3) as conns:
+            assert 1 <= len(conns) <= 2 and len({id(c) for c in conns}) == len(conns)
+        with s.db.connection() as held, s.db.connections(3) as conns:
+            assert len(conns) == 1 and conns[0] is not held
+            assert conns[0].execute("SELECT 1").fetchone() == (1,)
+        with s.db.connections(2) as conns:  # both back in the pool
+            assert len(conns) == 2
+    finally:
+        s.close()

@@ -14,6 +14,7 @@ vector leg only — the keyword leg can only match the query's own language ther
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -24,11 +25,14 @@ from kaynak.config import Settings
 from kaynak.errors import CollectionMismatch
 from kaynak.search.plan import SearchPlan
 from kaynak.store import SearchFilters, Store
+from kaynak.types import Collection
 from kaynak.vocabulary import Leg, SearchMode
 
 if TYPE_CHECKING:
     from kaynak.embeddings.base import Embedder
 
+#: From this many chunks in a collection, the keyword leg is ranked in two parts at once (``keyword_parts``).
+PARTS_FROM_CHUNKS = 300_000
 QUERY_VECTOR_CACHE = 1024  # query vectors kept per service (LRU keyed by embedder name and query text)
 # Runs the keyword leg beside the vector leg (threads: both legs wait on PostgreSQL or a C embedder).
 _LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-leg")
@@ -182,10 +186,68 @@ def vector_leg(
     return results[:depth]
 
 
+def keyword_parts(settings: Settings, collections: Sequence[Collection], others_in_flight: int = 0) -> int:
+    """In how many parts the keyword leg ranks ``collections`` at once (``Store.keyword_search(parts=…)``):
+    ``keyword_parts`` when set; else 2 when one of them holds ``PARTS_FROM_CHUNKS`` chunks or more, this machine
+    has two cores or more and no other keyword leg runs in this process (``others_in_flight``), 1 otherwise
+    (docs/adr/0032). Below that size the leg takes about as long as the query's embedding beside it, and a
+    second part only fights the embedding for the cores; beside other searches the cores are taken, and a
+    part's extra work (each part takes θ itself) costs throughput instead of saving time."""
+    if settings.keyword_parts:
+        return settings.keyword_parts
+    if others_in_flight or _cores() < 2 or max((c.chunk_count for c in collections), default=0) < PARTS_FROM_CHUNKS:
+        return 1
+    return 2
+
+
+class _InFlight:
+    """How many keyword legs this process runs now (``keyword_leg``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> int:
+        """Count one more; returns how many others were running."""
+        with self._lock:
+            self.count += 1
+            return self.count - 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+_KEYWORD_LEGS = _InFlight()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
 def keyword_leg(
     store: Store, settings: Settings, plan: SearchPlan, depth: int, flt: SearchFilters | None, ranking: str
 ) -> list[tuple[str, float]]:
     """The keyword ranking of each language's collections for the plan's lexemes, merged by score."""
+    others = _KEYWORD_LEGS.enter()
+    try:
+        return _keyword_leg(store, settings, plan, depth, flt, ranking, others)
+    finally:
+        _KEYWORD_LEGS.leave()
+
+
+def _keyword_leg(
+    store: Store,
+    settings: Settings,
+    plan: SearchPlan,
+    depth: int,
+    flt: SearchFilters | None,
+    ranking: str,
+    others_in_flight: int,
+) -> list[tuple[str, float]]:
     results: list[tuple[str, float]] = []
     for language, lexemes in plan.query_lexemes.items():
         if not lexemes:
@@ -203,6 +265,9 @@ def keyword_leg(
                 lexemes=lexemes,
                 pruned=settings.bm25_pruning,
                 per_collection=True,
+                parts=keyword_parts(settings, group, others_in_flight)
+                if ranking == "bm25" and settings.bm25_pruning
+                else 1,
             )
         )
     if len(plan.query_lexemes) > 1:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import threading
@@ -77,6 +78,40 @@ class Database:
     def connection(self, read: bool = False, wait_s: float = POOL_WAIT_S) -> Iterator[psycopg.Connection]:
         """A checked connection (autocommit) inside the error boundary: a replica's when ``read`` and one is
         healthy, else the primary's."""
+        endpoint, pool, conn = self._acquire(read, wait_s)
+        endpoint.served += 1
+        try:
+            with map_errors(f"the {endpoint.role} database", on_unavailable=endpoint.mark_suspect), conn:
+                yield conn
+        finally:
+            endpoint.release(pool, conn)
+
+    @contextmanager
+    def connections(
+        self, n: int, read: bool = False, wait_s: float = POOL_WAIT_S
+    ) -> Iterator[list[psycopg.Connection]]:
+        """One connection as ``connection`` gives it, and up to ``n`` − 1 more from the same server that are free
+        at once (none is waited for, so callers that hold one and ask for more cannot starve each other): for one
+        piece of work split into parts that run side by side. Always at least one."""
+        endpoint, pool, conn = self._acquire(read, wait_s)
+        held = [(pool, conn)]
+        try:
+            while len(held) < n:
+                spare = endpoint.try_acquire()
+                if spare is None:
+                    break
+                held.append(spare)
+            endpoint.served += len(held)
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(map_errors(f"the {endpoint.role} database", on_unavailable=endpoint.mark_suspect))
+                for _, c in held:
+                    stack.enter_context(c)
+                yield [c for _, c in held]
+        finally:
+            for p, c in held:
+                endpoint.release(p, c)
+
+    def _acquire(self, read: bool, wait_s: float) -> tuple[Endpoint, ConnectionPool, psycopg.Connection]:
         endpoint = self._pick_replica() if read else None
         acquired: tuple[ConnectionPool, psycopg.Connection] | None = None
         if endpoint is not None:
@@ -93,13 +128,7 @@ class Database:
                 self._maybe_restart()
                 raise
         assert acquired is not None
-        pool, conn = acquired
-        endpoint.served += 1
-        try:
-            with map_errors(f"the {endpoint.role} database", on_unavailable=endpoint.mark_suspect), conn:
-                yield conn
-        finally:
-            endpoint.release(pool, conn)
+        return endpoint, *acquired
 
     def _pick_replica(self) -> Endpoint | None:
         """A replica in rotation (round robin); a failed one is probed again once its retry time has come."""

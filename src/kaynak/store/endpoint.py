@@ -38,6 +38,8 @@ REPLICA_RETRY_MAX_S = 60.0
 #: a pooled connection idle longer than this gets an empty query before use (a round trip); a younger one is
 #: checked by a zero-timeout poll of its socket only (docs/performance-search.md, "Per-search overhead")
 CHECK_IDLE_S = 5.0
+#: how long ``try_acquire`` waits for a pooled connection: long enough for an idle one, never for a busy pool
+SPARE_WAIT_S = 0.002
 
 
 def _socket_readable(conn: psycopg.Connection) -> bool:
@@ -208,6 +210,25 @@ class Endpoint:
                 self.mark_suspect()
                 if not self.probe():
                     raise DatabaseUnavailable(self._unavailable_message()) from None
+
+    def try_acquire(self) -> tuple[ConnectionPool, psycopg.Connection] | None:
+        """A checked connection and its pool if one is free now; None when the pool is busy or the server is in
+        doubt (no waiting, no probe): for work that can as well run on a connection the caller already holds."""
+        if self.down or self._stale:
+            return None
+        pool = self.pool
+        try:
+            conn = pool.getconn(timeout=SPARE_WAIT_S)
+        except (PoolTimeout, PoolClosed):
+            return None
+        if needs_check(conn):
+            try:
+                conn.execute("")
+            except psycopg.Error:
+                pool.putconn(conn)
+                self.mark_suspect()
+                return None
+        return pool, conn
 
     @staticmethod
     def release(pool: ConnectionPool, conn: psycopg.Connection) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,36 @@ _PER_COLLECTION = "score / greatest(max(score) OVER (PARTITION BY cid), 1e-12)"
 _PER_COLLECTION_TIE = "row_number() OVER (PARTITION BY cid ORDER BY score DESC, {key})"
 # The chunks row of a BM25 result row ``t`` (by its chunk key).
 _CHUNK_OF_T = sql.SQL("kaynak_chunk_key(k.id) = t.chunk_key")
+# Chunk keys are 60-bit (migration 12): [0, KEY_SPACE).
+KEY_SPACE = 1 << 60
+# Runs the parts of a keyword leg split by chunk key beside the part the calling thread runs (``parts``).
+_PARTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kaynak-part")
+
+
+def key_ranges(parts: int) -> list[tuple[int, int]]:
+    """``parts`` ranges of chunk keys, [lo, hi] inclusive, of equal width, covering all keys in order."""
+    return [(i * KEY_SPACE // parts, (i + 1) * KEY_SPACE // parts - 1) for i in range(parts)]
+
+
+def merge_parts(rows: Sequence[tuple[int, int, str, float]], k: int, fair: bool) -> list[tuple[str, float]]:
+    """The parts' rows (collection id, chunk key, chunk id, score: each part's top k of each collection) as one
+    ranking: each collection's top k of the union (exact: a chunk among a collection's k best is among its part's
+    k best), then merged as the one-statement path merges them (``_PER_COLLECTION``/``_PER_COLLECTION_TIE`` when
+    ``fair``, plain scores otherwise; ties by chunk key), best k first."""
+    by_collection: dict[int, list[tuple[float, int, str]]] = {}
+    for cid, key, chunk_id, score in rows:
+        by_collection.setdefault(cid, []).append((float(score), key, chunk_id))
+    merged: list[tuple[float, int, int, str]] = []
+    for hits in by_collection.values():
+        hits.sort(key=lambda h: (-h[0], h[1]))
+        del hits[k:]
+        if fair:
+            best = max(hits[0][0], 1e-12)
+            merged.extend((score / best, rank, key, cid) for rank, (score, key, cid) in enumerate(hits, 1))
+        else:
+            merged.extend((score, 0, key, cid) for score, key, cid in hits)
+    merged.sort(key=lambda h: (-h[0], h[1], h[2]))
+    return [(chunk_id, score) for score, _, _, chunk_id in merged[:k]]
 
 
 def seed_postings(base: int, chunks: int) -> int:
@@ -210,6 +241,7 @@ class RetrievalMixin(StoreBase):
         lexemes: Sequence[str] | None = None,
         pruned: bool = True,
         per_collection: bool = False,
+        parts: int = 1,
     ) -> list[tuple[str, float]]:
         """Keyword ranking over collections that share one language: [(chunk_id, score)], best first.
 
@@ -224,7 +256,14 @@ class RetrievalMixin(StoreBase):
         work of docs/adr/0020-bm25-leg.md over integer chunk keys, docs/adr/0022-bm25-chunk-keys.md), which
         returns the same top k and scores as summing every posting of every term (``pruned=False``, the reference).
         Ties are broken by chunk key in both.
+
+        ``parts`` > 1 (pruned BM25 only): the chunk keys are cut into that many ranges, each ranked by its own
+        statement on its own connection at the same time (as many as the pool has free at once; the others run in
+        turn), and the parts' top k merged (``merge_parts``): the same top k and scores, in less time on a server
+        with cores to spare (docs/adr/0032-keyword-leg-in-parts.md).
         """
+        if parts < 1:
+            raise ValueError(f"parts must be at least 1, not {parts!r}")
         if not collections:
             return []
         languages = {c.language for c in collections}
@@ -240,6 +279,9 @@ class RetrievalMixin(StoreBase):
         fair = per_collection and len(ids) > 1
         norm = sql.SQL(_PER_COLLECTION if fair else "score")
         tie = sql.SQL(_PER_COLLECTION_TIE.format(key="chunk_key") if fair else "0")
+        if ranking == "bm25" and pruned and parts > 1:
+            sizes = [c.chunk_count for c in collections]
+            return self._bm25_in_parts(ids, lexemes, k, k1, b, filters, fair, sizes, parts)
         if ranking == "bm25" and pruned:
             sizes = [c.chunk_count for c in collections]
             query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie, sizes)
@@ -282,31 +324,92 @@ class RetrievalMixin(StoreBase):
         each one's seed budget (``seed_postings``); without them every collection gets the configured one."""
         if pruned is not True:
             raise ValueError(f"pruned must be True or False, not {pruned!r}")
-        docs, params = self._filter_documents_sql(ids, filters)
+        call, args = self._bm25_call(ids, lexemes, k, k1, b, filters, sizes, ranged=False)
         query_sql = sql.SQL(
             """
             SELECT k.id, t.score
             FROM (SELECT t.chunk_key, {norm} AS score, {tie} AS tie
-                    FROM (SELECT c.id AS cid, t.chunk_key, t.score
-                            FROM unnest(%(collections)s::bigint[], %(seeds)s::int[]) AS c(id, seed),
-                                 LATERAL {fn}(
-                                     p_collection     => c.id,
-                                     p_lexemes        => %(lexemes)s::text[],
-                                     p_k              => %(k)s::int,
-                                     p_k1             => %(k1)s::float8,
-                                     p_b              => %(b)s::float8,
-                                     p_documents      => {docs},
-                                     p_min_postings   => %(min_postings)s::int,
-                                     p_seed_postings  => c.seed,
-                                     p_split          => %(split)s::float8
-                                 ) t) t
+                    FROM ({call}) t
                    ORDER BY 2 DESC, 3, t.chunk_key LIMIT %(k)s) t
             JOIN chunks k ON {chunk}
             ORDER BY t.score DESC, t.tie, t.chunk_key
             """
-        ).format(fn=sql.Identifier(BM25_FUNCTION), docs=docs, chunk=_CHUNK_OF_T, norm=norm, tie=tie)
+        ).format(call=call, chunk=_CHUNK_OF_T, norm=norm, tie=tie)
+        return query_sql, args
+
+    def _bm25_in_parts(
+        self,
+        ids: list[int],
+        lexemes: list[str],
+        k: int,
+        k1: float,
+        b: float,
+        filters: SearchFilters | None,
+        fair: bool,
+        sizes: Sequence[int],
+        parts: int,
+    ) -> list[tuple[str, float]]:
+        """``keyword_search``'s pruned BM25 in ``parts`` ranges of chunk keys, side by side (see there)."""
+        call, args = self._bm25_call(ids, lexemes, k, k1, b, filters, sizes, ranged=True)
+        query_sql = sql.SQL("SELECT t.cid, t.chunk_key, k.id, t.score FROM ({call}) t JOIN chunks k ON {chunk}").format(
+            call=call, chunk=_CHUNK_OF_T
+        )
+        ranges = key_ranges(parts)
+        with self.db.connections(parts, read=self._read) as conns:
+
+            def run(j: int) -> list[Any]:  # connection j ranks ranges j, j + len(conns), …
+                rows: list[Any] = []
+                for lo, hi in ranges[j :: len(conns)]:
+                    rows.extend(conns[j].execute(query_sql, {**args, "lo": lo, "hi": hi}).fetchall())
+                return rows
+
+            others = [_PARTS.submit(run, j) for j in range(1, len(conns))]
+            try:
+                rows = run(0)
+            finally:
+                wait(others)  # no connection goes back to the pool while a part still uses it
+            for f in others:
+                rows.extend(f.result())
+        return merge_parts(rows, k, fair)
+
+    def _bm25_call(
+        self,
+        ids: list[int],
+        lexemes: list[str],
+        k: int,
+        k1: float,
+        b: float,
+        filters: SearchFilters | None,
+        sizes: Sequence[int] | None,
+        *,
+        ranged: bool,
+    ) -> tuple[sql.Composed, dict[str, Any]]:
+        """The pruned function's top k of each collection as rows (cid, chunk_key, score), and the statement's
+        arguments; ``ranged``: over the chunk keys between the arguments ``lo`` and ``hi`` (inclusive)."""
+        docs, params = self._filter_documents_sql(ids, filters)
+        call = sql.SQL(
+            """
+            SELECT c.id AS cid, t.chunk_key, t.score
+              FROM unnest(%(collections)s::bigint[], %(seeds)s::int[]) AS c(id, seed),
+                   LATERAL {fn}(
+                       p_collection     => c.id,
+                       p_lexemes        => %(lexemes)s::text[],
+                       p_k              => %(k)s::int,
+                       p_k1             => %(k1)s::float8,
+                       p_b              => %(b)s::float8,
+                       p_documents      => {docs},
+                       p_min_postings   => %(min_postings)s::int,
+                       p_seed_postings  => c.seed,
+                       p_split          => %(split)s::float8{range}
+                   ) t
+            """
+        ).format(
+            fn=sql.Identifier(BM25_FUNCTION),
+            docs=docs,
+            range=sql.SQL(",\n p_lo => %(lo)s::bigint, p_hi => %(hi)s::bigint" if ranged else ""),
+        )
         min_postings, seed, split = self.bm25_prune_limits
-        return query_sql, {
+        return call, {
             "collections": ids,
             "seeds": [seed] * len(ids) if sizes is None else [seed_postings(seed, n) for n in sizes],
             "lexemes": lexemes,

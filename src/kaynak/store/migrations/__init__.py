@@ -99,6 +99,11 @@ MIGRATIONS: list[Migration] = [
         "chunk_sentences: each chunk's sentence analysis for quotes (issue 30)",
         run_file("0014_chunk_sentences.sql"),
     ),
+    Migration(
+        15,
+        "kaynak_bm25_topk over a range of chunk keys: the keyword leg in parts (issue 30)",
+        run_file("0015_bm25_key_range.sql"),
+    ),
 ]
 
 #: The schema version this kaynak writes and reads.
