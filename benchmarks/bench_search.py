@@ -701,7 +701,12 @@ def keyword_sql(args: argparse.Namespace) -> None:
     full sum of every posting (the reference), and with ``--text-copy`` migration 9's function over a text-keyed
     copy of the same postings (the leg before migration 12). The database is opened without Store (no
     migrations run); it must be at schema 12 or later."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import psycopg
+    from psycopg import sql
+
+    from kaynak.store.retrieval import key_ranges, merge_parts
 
     sqlgen = Store.__new__(Store)  # only the SQL builders: no connection, no migration
     variants: dict[str, bool | str] = {**PRUNED, "old full (every posting)": False}
@@ -714,6 +719,22 @@ def keyword_sql(args: argparse.Namespace) -> None:
         if args.text_copy:
             ensure_text_copy(conn, cid)
             variants = {"migration 9 over text chunk ids (before)": "text", **variants}
+        extra = [psycopg.connect(args.url, autocommit=True) for _ in range(args.parts if args.parts > 1 else 0)]
+        if extra:
+            variants[f"new in {args.parts} parts side by side (ADR 0032)"] = "parts"
+        pids = [int(c.execute("SELECT pg_backend_pid()").fetchone()[0]) for c in extra]
+        pool = ThreadPoolExecutor(max(1, len(extra)))
+
+        def in_parts(lx: list[str]) -> list[Any]:
+            call, cargs = sqlgen._bm25_call([cid], lx, 40, 0.9, 0.4, None, [size], ranged=True)
+            stmt = sql.SQL("SELECT t.cid, t.chunk_key, t.chunk_key::text, t.score FROM ({call}) t").format(call=call)
+            futures = [
+                pool.submit(lambda c, r: c.execute(stmt, {**cargs, "lo": r[0], "hi": r[1]}).fetchall(), c, r)
+                for c, r in zip(extra, key_ranges(len(extra)), strict=True)
+            ]
+            rows = [row for f in futures for row in f.result()]
+            return [(int(key), score) for key, score in merge_parts(rows, 40, fair=False)]
+
         pid = int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         claims = [q["text"] for q in read_jsonl(DATA / "scifact" / "queries.jsonl")][: args.queries]
         lexemes = [
@@ -741,16 +762,27 @@ def keyword_sql(args: argparse.Namespace) -> None:
         times: dict[str, list[float]] = {label: [] for label in variants}
         cpu: dict[str, float] = dict.fromkeys(variants, 0.0)
         results: dict[str, list[list[tuple]]] = {label: [] for label in variants}
+
+        def run(lx: list[str], how: bool | str) -> list[Any]:
+            return in_parts(lx) if how == "parts" else conn.execute(*query(lx, how)).fetchall()
+
+        def used_cpu(how: bool | str) -> float | None:
+            got = [backend_cpu_s(p) for p in (pids if how == "parts" else [pid])]
+            return None if None in got else sum(got)  # type: ignore[arg-type]
+
         for lx in lexemes[:3]:  # warm-up: plans, caches
             for how in variants.values():
-                conn.execute(*query(lx, how)).fetchall()
+                run(lx, how)
         for lx in lexemes:
             for label, how in variants.items():
-                c0, t0 = backend_cpu_s(pid), time.perf_counter()
-                results[label].append(conn.execute(*query(lx, how)).fetchall())
+                c0, t0 = used_cpu(how), time.perf_counter()
+                results[label].append(run(lx, how))
                 times[label].append(time.perf_counter() - t0)
-                c1 = backend_cpu_s(pid)
+                c1 = used_cpu(how)
                 cpu[label] += (c1 - c0) if c0 is not None and c1 is not None else float("nan")
+        pool.shutdown()
+        for c in extra:
+            c.close()
     full = results["old full (every posting)"]
     equal = all(
         len(a) == len(b) and all(math.isclose(x[1], y[1], rel_tol=1e-12) for x, y in zip(a, b, strict=True))
@@ -1458,6 +1490,7 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also migration 9's leg over a text-keyed copy of the postings (built once, kept)",
     )
+    ks.add_argument("--parts", type=int, default=0, help="also the new leg in this many parts side by side (ADR 0032)")
     ks.add_argument("--json", help="write the report here")
     args, _unknown = parser.parse_known_args(argv)
     if args.command == "hnsw-recall":

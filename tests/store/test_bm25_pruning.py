@@ -10,6 +10,7 @@ the postings' count for every lexeme, and ``max_tf`` / ``min_dl`` bound them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -312,7 +313,7 @@ def test_key_ranges_cover_every_chunk_key_once() -> None:
     for n in (1, 2, 3, 7):
         ranges = key_ranges(n)
         assert ranges[0][0] == 0 and ranges[-1][1] == KEY_SPACE - 1 and len(ranges) == n
-        assert all(hi + 1 == lo for (_, hi), (lo, _) in zip(ranges, ranges[1:], strict=False))
+        assert all(hi + 1 == lo for (_, hi), (lo, _) in itertools.pairwise(ranges))
     with pytest.raises(ValueError, match="parts"):
         Store.__new__(Store).keyword_search([Collection(1, "c", "english", "hash", 8)], "x", parts=0)
 
