@@ -117,7 +117,8 @@ class Settings(BaseSettings):
         ge=0,
         le=8,
         description="The BM25 leg of a large collection ranked in this many parts at once, on as many connections "
-        "(same results); 0 = auto: 2 from 300,000 chunks on a machine with 2 or more cores, else 1 (ADR 0032).",
+        "(same results); 0 = auto: 2 from 300,000 chunks on a machine with 2 or more cores while no other search of "
+        "this process ranks keywords, else 1 (ADR 0032).",
     )
     fusion: Literal["rrf", "convex"] = Field(
         default="convex", description="How hybrid merges its legs: convex (normalised scores) or rrf (ADR 0017)."

@@ -265,9 +265,7 @@ def _keyword_leg(
                 lexemes=lexemes,
                 pruned=settings.bm25_pruning,
                 per_collection=True,
-                parts=keyword_parts(settings, group, others_in_flight)
-                if ranking == "bm25" and settings.bm25_pruning
-                else 1,
+                parts=keyword_parts(settings, group, others_in_flight),  # the store splits pruned BM25 only
             )
         )
     if len(plan.query_lexemes) > 1:

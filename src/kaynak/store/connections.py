@@ -78,13 +78,8 @@ class Database:
     def connection(self, read: bool = False, wait_s: float = POOL_WAIT_S) -> Iterator[psycopg.Connection]:
         """A checked connection (autocommit) inside the error boundary: a replica's when ``read`` and one is
         healthy, else the primary's."""
-        endpoint, pool, conn = self._acquire(read, wait_s)
-        endpoint.served += 1
-        try:
-            with map_errors(f"the {endpoint.role} database", on_unavailable=endpoint.mark_suspect), conn:
-                yield conn
-        finally:
-            endpoint.release(pool, conn)
+        with self.connections(1, read, wait_s) as conns:
+            yield conns[0]
 
     @contextmanager
     def connections(

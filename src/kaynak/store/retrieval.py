@@ -59,9 +59,9 @@ def merge_parts(rows: Sequence[tuple[int, int, str, float]], k: int, fair: bool)
         del hits[k:]
         if fair:
             best = max(hits[0][0], 1e-12)
-            merged.extend((score / best, rank, key, cid) for rank, (score, key, cid) in enumerate(hits, 1))
+            merged.extend((score / best, rank, key, chunk) for rank, (score, key, chunk) in enumerate(hits, 1))
         else:
-            merged.extend((score, 0, key, cid) for score, key, cid in hits)
+            merged.extend((score, 0, key, chunk) for score, key, chunk in hits)
     merged.sort(key=lambda h: (-h[0], h[1], h[2]))
     return [(chunk_id, score) for score, _, _, chunk_id in merged[:k]]
 
@@ -279,11 +279,10 @@ class RetrievalMixin(StoreBase):
         fair = per_collection and len(ids) > 1
         norm = sql.SQL(_PER_COLLECTION if fair else "score")
         tie = sql.SQL(_PER_COLLECTION_TIE.format(key="chunk_key") if fair else "0")
+        sizes = [c.chunk_count for c in collections]
         if ranking == "bm25" and pruned and parts > 1:
-            sizes = [c.chunk_count for c in collections]
             return self._bm25_in_parts(ids, lexemes, k, k1, b, filters, fair, sizes, parts)
         if ranking == "bm25" and pruned:
-            sizes = [c.chunk_count for c in collections]
             query_sql, args = self._bm25_pruned_sql(ids, lexemes, k, k1, b, filters, pruned, norm, tie, sizes)
         elif ranking == "bm25":
             query_sql, args = self._bm25_full_sql(ids, lexemes, k, k1, b, filters, norm, tie)
