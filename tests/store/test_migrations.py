@@ -48,6 +48,7 @@ PINNED = {
     "0013_team_access.sql": "8254bb7ab915bb1f54040d2e00613a277ed398364297c6bedceb1925d281c364",
     "0014_chunk_sentences.sql": "15b32609cb9f973fa65367f0eed0c9974f17a347f8468a569a90dee751e200d7",
     "0015_bm25_key_range.sql": "8cd350524c7a34e23075e060e1d1e334427122c66b3e8b7a91844c388fb5367e",
+    "0016_bm25_array_probes.sql": "727db0af1594b7aed88efadc8d65abaa41ac9b56f353e767b8417a62f7c5f3ef",
 }
 
 DOCS = {

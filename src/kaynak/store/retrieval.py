@@ -253,9 +253,10 @@ class RetrievalMixin(StoreBase):
         ``ts_rank_cd``: the specification's OR tsquery of the query's lexemes ranked with ts_rank_cd(…, 1).
         ``bm25``: Okapi BM25 with per-collection IDF ln(1 + (N − df + .5)/(df + .5)). ``pruned`` (default) runs
         ``kaynak_bm25_topk`` (MaxScore over ``lexeme_stats``, docs/adr/0012-bm25-pruning.md, with the per-posting
-        work of docs/adr/0020-bm25-leg.md over integer chunk keys, docs/adr/0022-bm25-chunk-keys.md), which
-        returns the same top k and scores as summing every posting of every term (``pruned=False``, the reference).
-        Ties are broken by chunk key in both.
+        work of docs/adr/0020-bm25-leg.md over integer chunk keys, docs/adr/0022-bm25-chunk-keys.md; candidates'
+        scores completed by one index scan per term, docs/adr/0033-bm25-array-probes.md), which returns the same
+        top k and scores as summing every posting of every term (``pruned=False``, the reference). Ties are
+        broken by chunk key in both.
 
         ``parts`` > 1 (pruned BM25 only): the chunk keys are cut into that many ranges, each ranked by its own
         statement on its own connection at the same time (as many as the pool has free at once; the others run in

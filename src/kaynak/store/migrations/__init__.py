@@ -104,6 +104,11 @@ MIGRATIONS: list[Migration] = [
         "kaynak_bm25_topk over a range of chunk keys: the keyword leg in parts (issue 30)",
         run_file("0015_bm25_key_range.sql"),
     ),
+    Migration(
+        16,
+        "kaynak_bm25_topk completes its candidates' scores by one index scan per term (issue 30)",
+        run_file("0016_bm25_array_probes.sql"),
+    ),
 ]
 
 #: The schema version this kaynak writes and reads.
