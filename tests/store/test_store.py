@@ -266,6 +266,37 @@ def test_filtered_vector_search_is_not_starved(store: Store, unique_name: str) -
     store.delete_collection(unique_name)
 
 
+def test_vector_search_sets_hnsw_once_per_pooled_connection(store: Store, unique_name: str) -> None:
+    """The HNSW settings go out once per pooled connection (a pipeline of the settings and the search); after
+    that a search is one statement, until a search needs another ``ef_search``. The results are the same."""
+    from testkit.roundtrips import RoundTrips
+
+    dim = 8
+    col = store.create_collection(unique_name, "simple", "hash", dim)
+    rng = np.random.default_rng(1)
+    emb = rng.normal(size=(30, dim)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    chunks = [Chunk(i, 1, None, 0, 1, "x") for i in range(30)]
+    store.replace_document(col, "a.txt", "h", "a", {}, [Page(1, "x")], chunks, emb)
+    q = rng.normal(size=dim).astype(np.float32)
+    first = store.vector_search(col, q, k=5)
+    with RoundTrips.counting() as rt:
+        again = [store.vector_search(col, q, k=5) for _ in range(12)]
+    assert all(a == first for a in again)
+    settings = [s for s in rt.statements if s == "(pipeline)"]
+    assert len(settings) < store.db.primary.pool_size, rt.statements  # at most once per other connection
+    assert len([s for s in rt.statements if s == "(pipeline)" or "dist" in s]) == 12  # one round trip each
+    with RoundTrips.counting() as rt:
+        wider = store.vector_search(col, q, k=5, ef_search=150)
+    assert rt.statements == ["(pipeline)"] and wider == first  # another ef_search: set again
+    with store._conn() as conn:
+        ef = getattr(conn, "_kaynak_hnsw_ef", None)
+        assert ef in (100, 150)
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(ef),)
+        assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("relaxed_order",)
+    store.delete_collection(unique_name)
+
+
 def test_vector_dimension_mismatch(store: Store, unique_name: str) -> None:
     col = store.create_collection(unique_name, "simple", "hash", 4)
     with pytest.raises(UsageError):

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
 
 from kaynak.errors import UsageError
@@ -23,6 +24,13 @@ from kaynak.globs import postgres_regex
 from kaynak.store.base import StoreBase, like_escape, vector_param
 from kaynak.store.boundary import one
 from kaynak.types import Collection
+
+# The HNSW settings of ``vector_search`` for the session, as one statement (a pipeline sends no multi-command strings).
+_HNSW_SETTINGS = (
+    "SELECT set_config('hnsw.ef_search', %s, false), set_config('hnsw.iterative_scan', 'relaxed_order', false), "
+    "set_config('hnsw.max_scan_tuples', '50000', false)"
+)
+_HNSW_SET = "_kaynak_hnsw_ef"  # on a pooled connection: the ef_search its session was set to
 
 MAX_QUERY_LEXEMES = 64
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
@@ -153,7 +161,8 @@ class RetrievalMixin(StoreBase):
         """Nearest chunks by cosine distance: [(chunk_id, distance)], closest first.
 
         HNSW with ``hnsw.ef_search`` raised and ``hnsw.iterative_scan = relaxed_order``, so filters that keep
-        few rows still yield k results.
+        few rows still yield k results. The settings are made once per pooled connection (session-wide; only
+        this method scans HNSW), and again when a search needs another ``ef_search``.
         """
         if len(query_vector) != collection.dim:
             raise UsageError(
@@ -173,17 +182,22 @@ class RetrievalMixin(StoreBase):
             ) t ORDER BY dist
             """
         ).format(dim=dim, cid=sql.Literal(collection.id), cond=cond)
+        ef = max(ef_search, k)
+        args = {"vec": vec, "k": k, **params}
         with self._conn() as conn:
-            # One round trip: BEGIN, the three settings, the search and COMMIT go out as one pipeline.
-            with conn.pipeline(), conn.transaction():
-                conn.execute(  # SET LOCAL, as one statement (a pipeline sends no multi-command strings)
-                    "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                    "set_config('hnsw.max_scan_tuples', '50000', true)",
-                    (str(max(ef_search, k)),),
-                )
-                cur = conn.execute(query, {"vec": vec, "k": k, **params})
-            rows = cur.fetchall()
+            if getattr(conn, _HNSW_SET, None) == ef:  # this session already has the settings: the search alone
+                rows = conn.execute(query, args).fetchall()
+            else:
+                # One round trip: the settings for the session (kept by the pooled connection, so that its next
+                # searches send one statement instead of BEGIN, SET LOCAL, search, COMMIT: issue 30), then the
+                # search. Recorded only outside a transaction, where nothing can roll the settings back.
+                idle = conn.info.transaction_status == TransactionStatus.IDLE
+                with conn.pipeline():
+                    conn.execute(_HNSW_SETTINGS, (str(ef),))
+                    cur = conn.execute(query, args)
+                rows = cur.fetchall()
+                if idle:
+                    setattr(conn, _HNSW_SET, ef)
         return [(r[0], float(r[1])) for r in rows]
 
     def query_lexemes(self, language: str, text: str, limit: int = MAX_QUERY_LEXEMES) -> list[str]:
