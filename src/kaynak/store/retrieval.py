@@ -1,7 +1,8 @@
 """Retrieval: the vector and keyword legs of a search, query stemming and the document filters they share.
 
 Vector leg: HNSW over each collection's partial index (docs/adr/0001-vector-layout.md); the collection id is a
-literal so the planner can match the partial index. Keyword leg: ``ts_rank_cd`` (the specification's OR tsquery
+literal so the planner can match the partial index, and its HNSW settings are made once per pooled connection
+(docs/adr/0034-hnsw-settings-per-session.md). Keyword leg: ``ts_rank_cd`` (the specification's OR tsquery
 ranked with ``ts_rank_cd(…, 1)``) or BM25 over the ``postings`` table (per-collection IDF, k1 saturation, b length
 normalisation), pruned with MaxScore by default (docs/adr/0012-bm25-pruning.md).
 """
