@@ -10,7 +10,10 @@ random sample of the other documents up to a size.
 Question files (``load_questions``): one JSON object per line with ``question`` and the expected ``source``
 (file path as ingested) and optionally ``page`` — for measuring search on a collection of one's own documents.
 Optional fields: ``pages`` (every acceptable page, when the answer runs over a page break; ``page`` may also be a
-list), ``lang`` (e.g. ``tr``, ``en``, ``tr→en``) and ``kind`` (e.g. ``article``): reports break figures down by them.
+list), ``sources`` (other files that answer it as well, e.g. the same help page in the other language), ``lang``
+(e.g. ``tr``, ``en``, ``tr→en``) and ``kind`` (e.g. ``article``): reports break figures down by them; ``evidence``
+(a verbatim phrase of the answer: reports count the quotes that hold it). ``"source": null`` marks a question the
+documents do not answer: it counts only in the match-strength figures (``no_good_match`` on unanswerable questions).
 """
 
 from __future__ import annotations
@@ -299,11 +302,21 @@ class Question:
 
     id: str
     question: str
-    source: str
+    source: str | None  # None: the documents do not answer it
     page: int | None = None
     pages: tuple[int, ...] = ()
     lang: str | None = None
     kind: str | None = None
+    sources: tuple[str, ...] = ()  # other files that answer it too
+    evidence: str | None = None  # a verbatim phrase of the answer
+
+    @property
+    def answerable(self) -> bool:
+        return self.source is not None
+
+    def all_sources(self) -> tuple[str, ...]:
+        """Every file that answers it (none for an unanswerable question)."""
+        return () if self.source is None else (self.source, *self.sources)
 
     def page_ok(self, page: int | None) -> bool:
         """Is ``page`` one where the answer stands (always False for a question without a page)?"""
@@ -348,7 +361,8 @@ def _label(row: dict[str, Any], name: str, where: str) -> str | None:
 
 
 def load_questions(path: str | Path) -> list[Question]:
-    """Read a JSONL file of {"question", "source", "page"?, "pages"?, "id"?, "lang"?, "kind"?} objects."""
+    """Read a JSONL file of {"question", "source", "page"?, "pages"?, "sources"?, "id"?, "lang"?, "kind"?,
+    "evidence"?} objects (``"source": null``: a question the documents do not answer)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise DatasetError(f"{p} does not exist; give a JSONL file of questions or a BEIR folder")
@@ -364,8 +378,26 @@ def load_questions(path: str | Path) -> list[Question]:
         if qid in seen:
             raise DatasetError(f"{where}: id {qid!r} is used twice")
         seen.add(qid)
+        source = row["source"]
+        if source is not None and (not isinstance(source, str) or not source.strip()):
+            raise DatasetError(f"{where}: 'source' must be a file path or null (unanswerable), not {source!r}")
+        others = row.get("sources") or []
+        if not isinstance(others, list) or not all(isinstance(o, str) and o.strip() for o in others):
+            raise DatasetError(f"{where}: 'sources' must be a list of file paths, not {others!r}")
+        if source is None and (page is not None or others):
+            raise DatasetError(f"{where}: a question without a 'source' (unanswerable) cannot name pages or sources")
         out.append(
-            Question(qid, text, str(row["source"]), page, pages, _label(row, "lang", where), _label(row, "kind", where))
+            Question(
+                qid,
+                text,
+                source,
+                page,
+                pages,
+                _label(row, "lang", where),
+                _label(row, "kind", where),
+                tuple(others),
+                _label(row, "evidence", where),
+            )
         )
     if not out:
         raise DatasetError(f"{p} has no questions")

@@ -456,33 +456,108 @@ def source_matches(hit_source: str, expected: str) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
+def _correct(q: Question, hit: Hit) -> bool:
+    """Whether ``hit`` answers ``q``: one of its files and, for a question with a page, one of its pages."""
+    if not any(source_matches(hit.source, s) for s in q.all_sources()):
+        return False
+    return q.page is None or not source_matches(hit.source, q.source or "") or q.page_ok(hit.page)
+
+
+def quote_ends_sentence(hit: Hit) -> bool:
+    """Whether ``hit``'s quote ends where a sentence of its chunk ends (``kaynak.quotes.sentence_spans``), not
+    inside one."""
+    from kaynak.quotes import sentence_spans
+
+    end = hit.quote.char_end - hit.char_start
+    return any(e == end for _, e in sentence_spans(hit.text)) if hit.text else True
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def _ask(searcher: _Searcher, q: Question, collection: str, spec: ModeSpec, k: int) -> dict[str, Any]:
-    """One question in one mode: ranks of the first right source and page, latency, and the top hit."""
+    """One question in one mode: ranks of the first right source and page, latency, the top hit, the match labels
+    and ``no_good_match``, and each hit's match features (for calibration studies)."""
     t0 = time.perf_counter()
     error = None
+    hits: Sequence[Hit]
     try:
         hits = searcher.search(q.question, collection, spec, k)
     except KaynakError as err:
         error, hits = f"{q.id}: {err.message}", []
-    src_flags = [source_matches(h.source, q.source) for h in hits]
+    src_flags = [any(source_matches(h.source, s) for s in q.all_sources()) for h in hits]
     pr = None
     if q.page is not None:
         pr = M.hit_rank([f and q.page_ok(h.page) for f, h in zip(src_flags, hits, strict=True)])
+    features = list(getattr(hits, "features", []) or [])
+    top = hits[0] if hits else None
+    evidence = None
+    if top is not None and q.evidence:
+        ev = _folded(q.evidence)
+        evidence = {"in_quote": ev in _folded(top.quote.text), "in_chunk": ev in _folded(top.text)}
     return {
         "source_rank": M.hit_rank(src_flags),
         "page_rank": pr,
         "error": error,
         "ms": None if error else (time.perf_counter() - t0) * 1000.0,
-        "top": hits[0] if hits else None,
+        "top": top,
+        "no_good_match": bool(getattr(hits, "no_good_match", not hits)),
+        "hits": [
+            {
+                "ok": _correct(q, h),
+                "label": (h.match or {}).get("label"),
+                "p": (h.match or {}).get("probability"),
+                "features": features[i] if i < len(features) else None,
+                "scores": {n: v for n, v in h.scores.items() if isinstance(v, int | float)},
+                "chars": len(h.text),
+            }
+            for i, h in enumerate(hits)
+        ],
+        "quote_ends_sentence": quote_ends_sentence(top) if top is not None else None,
+        "evidence": evidence,
     }
 
 
-def _question_metrics(answers: Sequence[tuple[Question, dict[str, Any]]], k: int) -> dict[str, float]:
-    """hit@1, hit@k and MRR@k by source (all questions) and by page (questions with a page)."""
-    out = {f"source {n}": round(v, 4) for n, v in M.hit_metrics([a["source_rank"] for _, a in answers], k).items()}
-    paged = [a["page_rank"] for q, a in answers if q.page is not None]
+def _share(flags: Sequence[bool]) -> float:
+    return round(sum(1 for f in flags if f) / len(flags), 4) if flags else 0.0
+
+
+def label_metrics(answers: Sequence[tuple[Question, dict[str, Any]]]) -> dict[str, float | None]:
+    """Match-strength figures: the precision of ``strong`` on the top hit (over every question whose top hit is
+    strong), the share of answerable questions whose top hit is strong and right, ``no_good_match`` on answerable
+    and on unanswerable questions, and the share of top quotes ending at a sentence end (and holding the answer's
+    evidence where the question gives it, against the top chunk)."""
+    out: dict[str, float | None] = {}
+    tops = [(q, a["hits"][0]) for q, a in answers if a.get("hits")]
+    strong = [h["ok"] for q, h in tops if h["label"] == "strong"]
+    answerable = [(q, a) for q, a in answers if q.answerable]
+    unanswerable = [(q, a) for q, a in answers if not q.answerable]
+    out["strong precision"] = _share(strong) if strong else None  # no top hit is strong
+    out["strong right"] = _share([bool(a.get("hits")) and a["hits"][0]["label"] == "strong" and a["hits"][0]["ok"]
+                                  for _, a in answerable])  # fmt: skip
+    out["ngm answerable"] = _share([a["no_good_match"] for _, a in answerable])
+    if unanswerable:
+        out["ngm unanswerable"] = _share([a["no_good_match"] for _, a in unanswerable])
+    ends = [a["quote_ends_sentence"] for _, a in answers if a.get("quote_ends_sentence") is not None]
+    out["quote ends sentence"] = _share(ends)
+    ev = [a["evidence"] for q, a in answerable if a.get("evidence") and a["hits"] and a["hits"][0]["ok"]]
+    if ev:
+        in_chunk = sum(1 for e in ev if e["in_chunk"])
+        out["evidence in quote / chunk"] = round(sum(1 for e in ev if e["in_quote"]) / in_chunk, 4) if in_chunk else 0.0
+    return out
+
+
+def _question_metrics(answers: Sequence[tuple[Question, dict[str, Any]]], k: int) -> dict[str, float | None]:
+    """hit@1, hit@k and MRR@k by source and by page (answerable questions; by page: those with a page), then the
+    match-strength figures (``label_metrics``)."""
+    answerable = [(q, a) for q, a in answers if q.answerable]
+    ranks = [a["source_rank"] for _, a in answerable]
+    out: dict[str, float | None] = {f"source {n}": round(v, 4) for n, v in M.hit_metrics(ranks, k).items()}
+    paged = [a["page_rank"] for q, a in answerable if q.page is not None]
     if paged:
         out.update({f"page {n}": round(v, 4) for n, v in M.hit_metrics(paged, k).items()})
+    out.update(label_metrics(answers))
     return out
 
 
@@ -499,7 +574,16 @@ def _miss(q: Question, a: dict[str, Any]) -> dict[str, Any]:
         "returned_page": top.page if top else None,
         "returned_section": getattr(top, "section", None) if top else None,
         "returned_quote": top.quote.text if top else None,
+        "returned_label": (top.match or {}).get("label") if top else None,
     }
+
+
+def _missed(q: Question, a: dict[str, Any]) -> bool:
+    """An answerable question whose file (or page) is not among the hits, or an unanswerable one whose top hit is
+    labelled strong or partial (the search claimed an answer)."""
+    if not q.answerable:
+        return not a["no_good_match"]
+    return a["source_rank"] is None or (q.page is not None and a["page_rank"] is None)
 
 
 def _question_mode(
@@ -521,11 +605,19 @@ def _question_mode(
         errors=len(errors),
         error_examples=errors[:5],
     )
-    misses = [
-        _miss(q, a) for q, a in answers if a["source_rank"] is None or (q.page is not None and a["page_rank"] is None)
-    ]
+    misses = [_miss(q, a) for q, a in answers if _missed(q, a)]
     per = {
-        q.id: {"source_rank": a["source_rank"], "page_rank": a["page_rank"], "lang": q.lang, "kind": q.kind}
+        q.id: {
+            "source_rank": a["source_rank"],
+            "page_rank": a["page_rank"],
+            "lang": q.lang,
+            "kind": q.kind,
+            "answerable": q.answerable,
+            "no_good_match": a["no_good_match"],
+            "quote_ends_sentence": a["quote_ends_sentence"],
+            "evidence": a["evidence"],
+            "hits": a["hits"],
+        }
         for q, a in answers
     }
     return row, misses, per
@@ -582,6 +674,7 @@ def evaluate_questions(
             "path": dataset_path,
             "queries": len(questions),
             "questions_with_page": sum(1 for q in questions if q.page is not None),
+            "unanswerable": sum(1 for q in questions if not q.answerable),
         },
         "collection": col_info,
         "settings": _settings(ctx),
