@@ -22,6 +22,7 @@ from testkit.format_samples import (
     replace_member,
     zip_bomb,
 )
+from testkit.paths import FIXTURES
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -95,3 +96,44 @@ def test_odf_zip_bomb_encrypted_truncated(tmp_path: Path) -> None:
         load(write(tmp_path, "cut.odt", whole[: len(whole) // 2]))
     with pytest.raises(CorruptFile, match="not a zip"):
         load(write(tmp_path, "text.odt", b"just some text, mislabelled"))
+
+
+WORLD = FIXTURES / "world"
+
+
+def test_libreoffice_writer_headings_by_style_and_one_break_per_page() -> None:
+    """Writer's own ODT (from an HTML page with three <h1>, two with page-break-before): the headings are
+    ``text:p`` in automatic styles whose parent is Heading_20_1, and each breaking paragraph also carries a
+    ``text:soft-page-break``; LibreOffice's PDF export of the file has 3 pages."""
+    doc = load(WORLD / "libreoffice" / "writer-html-headings-pagebreaks.odt")
+    assert [p.number for p in doc.pages] == [1, 2, 3]
+    expected = [
+        ("Kiracı aylık kira bedelini", "Birinci Bölüm Taraflar"),
+        ("Depozito iki aylık", "İkinci Bölüm Depozito"),
+        ("Taraflardan biri otuz gün", "Üçüncü Bölüm Fesih"),
+    ]
+    for page, (words, section) in zip(doc.pages, expected, strict=True):
+        assert words in page.text
+        assert page.section_at(page.text.index(words)) == section
+
+
+def test_odt_soft_page_break_inside_a_paragraph_splits_it(tmp_path: Path) -> None:
+    body = (
+        '<text:p text:style-name="Standard">Birinci sayfanın sonu<text:soft-page-break/> ikinci sayfada biter.</text:p>'
+        '<table:table table:name="T"><table:table-row><table:table-cell><text:p>a1</text:p></table:table-cell>'
+        "</table:table-row><text:soft-page-break/><table:table-row><table:table-cell><text:p>b1</text:p>"
+        "</table:table-cell></table:table-row></table:table>"
+    )
+    doc = load(write(tmp_path, "soft.odt", odf_zip("text", body, "Soft")))
+    assert [p.text for p in doc.pages] == ["Birinci sayfanın sonu", "ikinci sayfada biter.\n\na1", "b1"]
+
+
+def test_libreoffice_impress_titles_in_text_boxes_and_unclassed_notes() -> None:
+    for name in ("impress-textbox-titles-notes.odp", "impress-textbox-titles-notes.pptx"):
+        doc = load(WORLD / "libreoffice" / name)
+        assert [p.sections[0].path for p in doc.pages] == ["Toplantı Gündemi", "Mali Durum Özeti"], name
+        one, two = doc.pages
+        assert one.text.startswith("Toplantı Gündemi\nBütçe onayı") and one.text.count("Toplantı Gündemi") == 1
+        assert one.text.endswith("Notes:\nKonuşmacı notu: oylamadan önce yeter sayıyı kontrol et."), name
+        assert two.text.endswith("Notes:\nDenetçi raporunu ekle."), name
+        assert doc.title == "Toplantı Gündemi"

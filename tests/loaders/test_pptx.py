@@ -10,6 +10,7 @@ import pytest
 from kaynak.errors import CorruptFile, EncryptedFile
 from kaynak.loaders import load
 from testkit.format_samples import EN_PASSAGE, LAUGHS, TR_PASSAGE, make_pptx, replace_member, zip_bomb
+from testkit.paths import FIXTURES
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -69,3 +70,23 @@ def test_pptx_three_hundred_slides_one_page_each(tmp_path: Path) -> None:
     doc = load(path)
     assert len(doc.pages) == 300 and doc.pages[-1].sections[0].path == "Slayt 300"
     assert time.perf_counter() - t0 < 30
+
+
+WORLD = FIXTURES / "world"
+
+
+def test_pptx_chart_and_smartart_text_are_read() -> None:
+    """Apache Tika's test decks: a pie chart (title, series name, category labels) and a SmartArt org chart."""
+    chart = load(WORLD / "tika" / "testPPT_charts.pptx")
+    (page,) = chart.pages
+    assert page.sections[0].path == "wants a peach"  # the slide holds only the chart: its title names it
+    assert "NUMBER" in page.text and "January, February, March" in page.text
+    smart = load(WORLD / "tika" / "testPPT_diagramData.pptx")
+    text = smart.pages[0].text
+    for words in ("President", "VP – HR", "Manager 1", "VP - Marketing"):
+        assert words in text
+
+
+def test_pptx_chart_text_follows_the_slide_text(tmp_path: Path) -> None:
+    doc = load(WORLD / "libreoffice" / "impress-textbox-titles-notes.pptx")
+    assert "Slide 1" not in doc.pages[0].text and "Slide 2" not in doc.pages[1].text

@@ -1,17 +1,23 @@
 """OpenDocument loader (ODT/OTT/FODT text, ODS spreadsheets, ODP slides): zipfile + defusedxml, no ODF library.
 
-Text (``office:text``): ``text:h`` headings (their outline level) become section paths, paragraphs and list items
-blocks, tables one ``cell | cell`` line per row; footnotes and endnotes are kept after their paragraph as
-``[n] note text``; tracked-change deletions (``text:tracked-changes``), comments and the index bodies' copies are
-not read. A page starts where the document breaks one explicitly (a paragraph or table style with
-``fo:break-before`` / ``fo:break-after="page"``) and where LibreOffice recorded a page break when it saved the file
-(``text:soft-page-break`` between blocks), so page numbers follow the printed document; without either, one page.
+Text (``office:text``): ``text:h`` headings (their outline level) become section paths, and so do ``text:p``
+paragraphs whose style derives from a heading style (``style:default-outline-level``, or a ``Heading N`` name:
+Writer writes imported headings that way); paragraphs and list items become blocks, tables one ``cell | cell`` line
+per row; footnotes and endnotes are kept after their paragraph as ``[n] note text``; tracked-change deletions
+(``text:tracked-changes``), comments and the index bodies' copies are not read. A page starts where the document
+breaks one explicitly (a paragraph or table style with ``fo:break-before`` / ``fo:break-after="page"``) and where
+LibreOffice recorded a page break when it saved the file (``text:soft-page-break``: between blocks or table rows, or
+inside a paragraph, whose text is then split between the two pages), so page numbers follow the printed document; a
+paragraph that breaks the page by its style and also carries a soft break at its start is one break, not two.
+Without either, one page.
 
 Spreadsheets (``office:spreadsheet``): one page per sheet, rendered by kaynak.loaders.sheets (cached values, the
 displayed text of each cell); repeated rows and columns are expanded only when they hold text.
 
-Slides (``office:presentation``): one page per ``draw:page``, the section its title (the title placeholder, else
-the page name), the text of its frames top to bottom, then its speaker notes after a ``Notes:`` line.
+Slides (``office:presentation``): one page per ``draw:page``, the section its title (the title placeholder, else a
+frame named as a title, else the first line of the top text frame; the page name only on a slide without text),
+the text of its frames top to bottom, then its speaker notes (the notes frame, or every text frame of
+``presentation:notes`` when none is marked as one) after a ``Notes:`` line.
 
 A password-protected file (encryption data in the manifest) is EncryptedFile; a DTD or entity in any part is refused
 (kaynak.loaders.xmlsafe); the zip goes through the zip guard first.
@@ -95,46 +101,88 @@ def _metadata(meta: Element | None, fmt: str) -> tuple[dict[str, Any], str | Non
     return metadata, title if isinstance(title, str) else None
 
 
-def _page_break_styles(*docs: Element | None) -> tuple[set[str], set[str]]:
-    """Names of paragraph/table styles that break the page before, and after."""
-    before: set[str] = set()
-    after: set[str] = set()
-    parents: dict[str, str] = {}
-    for doc in docs:
-        if doc is None:
-            continue
-        for style in doc.iter(STYLE + "style"):
-            name = style.get(STYLE + "name") or ""
-            parent = style.get(STYLE + "parent-style-name")
-            if parent:
-                parents[name] = parent
-            for props in style:
-                if props.get(FO + "break-before") == "page":
-                    before.add(name)
-                if props.get(FO + "break-after") == "page":
-                    after.add(name)
-    # a style inherits its parent's break (automatic styles are children of named ones)
-    for name, parent in parents.items():
-        seen = {name}
-        while parent and parent not in seen:
-            if parent in before:
-                before.add(name)
-            if parent in after:
-                after.add(name)
-            seen.add(parent)
-            parent = parents.get(parent, "")
-    return before, after
+_HEADING_NAME = re.compile(
+    r"(?:heading|başlık|baslik|überschrift|titre|título|titolo|kop)[ _]*(?:_20_)?(\d)$", re.IGNORECASE
+)
+
+
+class _StyleInfo:
+    """What the paragraph and table styles of a text document say about pages and headings, parents resolved.
+
+    ``before`` / ``after``: styles that break the page before / after their paragraph or table (``fo:break-before``
+    / ``fo:break-after="page"``, or a ``style:master-page-name`` that starts a new page style); ``levels``: the
+    outline level of each heading style (``style:default-outline-level``, else a ``Heading N`` name), so a
+    ``text:p`` whose automatic style derives from ``Heading_20_1`` (as LibreOffice writes imported headings) is a
+    heading too."""
+
+    def __init__(self, *docs: Element | None) -> None:
+        self._own_before: dict[str, bool] = {}
+        self._own_after: dict[str, bool] = {}
+        self._own_level: dict[str, int] = {}
+        self._parents: dict[str, str] = {}
+        self._master: set[str] = set()
+        for doc in docs:
+            for style in doc.iter(STYLE + "style") if doc is not None else ():
+                self._read(style)
+        self.before: set[str] = set()
+        self.after: set[str] = set()
+        self.levels: dict[str, int] = {}
+        for name in set(self._parents) | set(self._own_before) | set(self._own_after) | set(self._own_level):
+            self._resolve(name)
+        self.before |= self._master
+
+    def _read(self, style: Element) -> None:
+        name = style.get(STYLE + "name") or ""
+        if not name:
+            return
+        parent = style.get(STYLE + "parent-style-name")
+        if parent:
+            self._parents[name] = parent
+        if style.get(STYLE + "master-page-name"):
+            self._master.add(name)  # a new page style starts a new page
+        raw = style.get(STYLE + "default-outline-level") or ""
+        named = _HEADING_NAME.match(name) or _HEADING_NAME.match(style.get(STYLE + "display-name") or "")
+        if raw.isdigit() and 0 < int(raw) <= 10:
+            self._own_level[name] = int(raw)
+        elif named and int(named.group(1)) > 0:
+            self._own_level[name] = int(named.group(1))
+        for props in style:
+            value = props.get(FO + "break-before")
+            if value is not None:
+                self._own_before[name] = value == "page"
+            value = props.get(FO + "break-after")
+            if value is not None:
+                self._own_after[name] = value == "page"
+
+    def _resolve(self, name: str) -> None:
+        """A style's own setting, else its nearest ancestor's (an automatic style inherits its parent's)."""
+        chain = [name]
+        while (nxt := self._parents.get(chain[-1])) and nxt not in chain and len(chain) < 50:
+            chain.append(nxt)
+        if next((self._own_before[c] for c in chain if c in self._own_before), False):
+            self.before.add(name)
+        if next((self._own_after[c] for c in chain if c in self._own_after), False):
+            self.after.add(name)
+        level = next((self._own_level[c] for c in chain if c in self._own_level), None)
+        if level is not None:
+            self.levels[name] = level
 
 
 # ---------------------------------------------------------------------------------------------- inline text
-def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0) -> str:
+_SOFT_BREAK = "\x0c"  # where LibreOffice recorded a page break inside a paragraph (inline_text(..., breaks=True))
+
+
+def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, breaks: bool = False) -> str:
     """The text of a paragraph-like element: spans, links, spaces (``text:s``), tabs, line breaks; notes' bodies go
-    to ``notes`` (their citation stays as ``[n]``), frames' text boxes are read in place."""
+    to ``notes`` (their citation stays as ``[n]``), frames' text boxes are read in place. With ``breaks``, a
+    ``text:soft-page-break`` inside the paragraph is marked by ``_SOFT_BREAK``."""
     out: list[str] = [el.text or ""]
     for child in el:
         tag = child.tag
         if tag in _SKIP or depth > 50:
             pass
+        elif tag == TEXT + "soft-page-break":
+            out.append(_SOFT_BREAK if breaks else "")
         elif tag == TEXT + "s":
             count = child.get(TEXT + "c") or "1"
             out.append(" " * (min(int(count), 100) if count.isdigit() else 1))
@@ -154,17 +202,16 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0) -> 
             paras = [inline_text(p, notes, depth + 1) for p in child.iter() if p.tag in (TEXT + "p", TEXT + "h")]
             out.append(" " + " ".join(paras) + " ")
         else:
-            out.append(inline_text(child, notes, depth + 1))
+            out.append(inline_text(child, notes, depth + 1, breaks))
         out.append(child.tail or "")
     return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------- text documents
 class _TextWalker:
-    def __init__(self, builder: PagedBuilder, before: set[str], after: set[str]) -> None:
+    def __init__(self, builder: PagedBuilder, styles: _StyleInfo) -> None:
         self.b = builder
-        self.before = before
-        self.after = after
+        self.styles = styles
         self.first_title: str | None = None
 
     def walk(self, container: Element, depth: int = 0) -> None:
@@ -186,67 +233,113 @@ class _TextWalker:
             elif tag in _CONTAINERS and len(stack) < 200:
                 stack.append(iter(el))
 
-    def _break_before(self, el: Element) -> None:
-        style = el.get(TEXT + "style-name") or el.get(TABLE + "style-name") or ""
-        if style in self.before:
-            self.b.page_break()
+    def _style(self, el: Element) -> str:
+        return el.get(TEXT + "style-name") or el.get(TABLE + "style-name") or ""
 
-    def _break_after(self, el: Element) -> None:
-        style = el.get(TEXT + "style-name") or el.get(TABLE + "style-name") or ""
-        if style in self.after:
-            self.b.page_break()
+    def _level(self, el: Element) -> int | None:
+        """The outline level of a heading paragraph (``text:h``, or a ``text:p`` in a heading style), else None."""
+        raw = el.get(TEXT + "outline-level") or ""
+        if raw.isdigit() and int(raw) > 0:
+            return min(int(raw), 10)
+        level = self.styles.levels.get(self._style(el))
+        if level is not None:
+            return level
+        return 1 if el.tag == TEXT + "h" else None
 
     def paragraph(self, el: Element) -> None:
-        self._break_before(el)
+        if self._style(el) in self.styles.before:
+            self.b.page_break()  # a no-op on an empty page: with a soft break at the start it is ONE break
         notes: list[str] = []
-        text = inline_text(el, notes)
-        if el.tag == TEXT + "h" and text.strip():
-            level_raw = el.get(TEXT + "outline-level") or "1"
-            level = int(level_raw) if level_raw.isdigit() else 1
+        parts = inline_text(el, notes, breaks=True).split(_SOFT_BREAK)
+        level = self._level(el)
+        if level is not None and "".join(parts).strip():
+            text = "".join(parts)
+            if not parts[0].strip() and len(parts) > 1:
+                self.b.page_break()
             if self.first_title is None and level == 1:
                 self.first_title = collapse_whitespace(text)
             self.b.heading(level, text)
+            if len(parts) > 1 and parts[0].strip():
+                self.b.page_break()
         else:
-            self.b.block(text)
+            # the paragraph's text up to a recorded page break stays on this page, the rest starts the next
+            for i, part in enumerate(parts):
+                if i:
+                    self.b.page_break()
+                self.b.block(part, sep="\n\n" if i == 0 else "\n")
         for note in notes:
             self.b.block(note, sep="\n")
-        for soft in el.iter(TEXT + "soft-page-break"):  # LibreOffice recorded a page break inside the paragraph
-            del soft
+        if self._style(el) in self.styles.after:
             self.b.page_break()
-            break
-        self._break_after(el)
 
     def table(self, el: Element) -> None:
-        self._break_before(el)
-        rows = table_rows(el)
+        if self._style(el) in self.styles.before:
+            self.b.page_break()
+        rows: list[str] = []
+        for row, soft in _rows_and_breaks(el):
+            if soft and rows:
+                self.b.block("\n".join(rows))
+                rows = []
+                self.b.page_break()
+            elif soft:
+                self.b.page_break()
+            if row:
+                rows.append(row)
         if rows:
             self.b.block("\n".join(rows))
-        self._break_after(el)
+        if self._style(el) in self.styles.after:
+            self.b.page_break()
+
+
+def _rows_and_breaks(table: Element) -> list[tuple[str, bool]]:
+    """(row text, whether LibreOffice recorded a page break before the row) for the rows of a table."""
+    out: list[tuple[str, bool]] = []
+    soft = False
+    stack: list[Any] = [iter(table)]
+    while stack:
+        el = next(stack[-1], None)
+        if el is None:
+            stack.pop()
+            continue
+        if el.tag == TEXT + "soft-page-break":
+            soft = True
+        elif el.tag == TABLE + "table-row":
+            row = _row_text(el)
+            if row or soft:
+                out.append((row, soft))
+                soft = False
+        elif (
+            el.tag in (TABLE + "table-rows", TABLE + "table-header-rows", TABLE + "table-row-group") and len(stack) < 50
+        ):
+            stack.append(iter(el))
+    return out
+
+
+def _row_text(row: Element, depth: int = 0) -> str:
+    cells = []
+    for cell in row:
+        if cell.tag != TABLE + "table-cell":
+            continue
+        parts = []
+        for child in cell:
+            if child.tag in (TEXT + "p", TEXT + "h"):
+                parts.append(inline_text(child))
+            elif child.tag == TEXT + "list":
+                parts.extend(inline_text(p) for p in child.iter(TEXT + "p"))
+            elif child.tag == TABLE + "table" and depth < 10:
+                parts.extend(_row_text(r, depth + 1) for r in child.iter(TABLE + "table-row"))
+        cells.append(collapse_whitespace(" ".join(parts)))
+    return " | ".join(cells) if any(cells) else ""
 
 
 def table_rows(table: Element, depth: int = 0) -> list[str]:
-    rows: list[str] = []
-    for row in table.iter(TABLE + "table-row"):
-        cells = []
-        for cell in row:
-            if cell.tag != TABLE + "table-cell":
-                continue
-            parts = []
-            for child in cell:
-                if child.tag in (TEXT + "p", TEXT + "h"):
-                    parts.append(inline_text(child))
-                elif child.tag == TEXT + "list":
-                    parts.extend(inline_text(p) for p in child.iter(TEXT + "p"))
-            cells.append(collapse_whitespace(" ".join(parts)))
-        if any(cells):
-            rows.append(" | ".join(c for c in cells))
-    return rows
+    """One ``cell | cell`` line per row with text (a table nested in a cell is read inside its cell)."""
+    return [row for row, _ in _rows_and_breaks(table) if row]
 
 
 def _load_text(path: Path, body: Element, styles: Element | None, content: Element) -> tuple[list[Page], str | None]:
-    before, after = _page_break_styles(styles, content)
     builder = PagedBuilder()
-    walker = _TextWalker(builder, before, after)
+    walker = _TextWalker(builder, _StyleInfo(styles, content))
     walker.walk(body)
     pages = builder.pages()
     first = walker.first_title or (builder.headings[0][1] if builder.headings else None)
@@ -304,28 +397,58 @@ def _frame_pos(frame: Element) -> tuple[float, float]:
     return num(frame.get(SVG + "y")), num(frame.get(SVG + "x"))
 
 
-def _slide_title(slide: Element, frames: list[Element]) -> str | None:
-    """The title placeholder's text; without one (a deck saved through .ppt) the top frame's short text."""
+def _frame_text(frame: Element) -> str:
+    return "\n".join(inline_text(p) for p in frame.iter() if p.tag in (TEXT + "p", TEXT + "h"))
+
+
+def _slide_title(slide: Element, frames: list[Element]) -> tuple[str | None, Element | None]:
+    """(the slide's title, the frame it came from): the title placeholder (``presentation:class`` title), else a
+    frame named as a title, else the first line of the top text frame when it is short (Impress decks whose title
+    is a plain text box, decks converted from other formats)."""
     for frame in frames:
         if frame.get(PRES + "class") == "title":
-            return collapse_whitespace(" ".join(inline_text(p) for p in frame.iter(TEXT + "p")))
-    name = collapse_whitespace(slide.get(DRAW + "name") or "")
-    auto_name = not name or re.fullmatch(r"(page|slide|sayfa|slayt)\s*\d+", name, re.I) is not None
-    if frames and auto_name:
-        top = collapse_whitespace(" ".join(inline_text(p) for p in frames[0].iter(TEXT + "p")))
-        if 0 < len(top) <= 120:
-            frames[0].set(PRES + "class", "title")
-            return top
-    return None
+            title = collapse_whitespace(_frame_text(frame))
+            if title:
+                return title, frame
+    for frame in frames:
+        name = (frame.get(DRAW + "name") or "").lower()
+        if re.match(r"(title|başlık|baslik)\b", name):
+            title = collapse_whitespace(_frame_text(frame))
+            if title:
+                return title, frame
+    for frame in frames:
+        if frame.get(PRES + "class") in ("page-number", "footer", "date-time", "header"):
+            continue
+        lines = [line.strip() for line in _frame_text(frame).splitlines() if line.strip()]
+        if lines:
+            first = collapse_whitespace(lines[0])
+            return (first, None) if len(first) <= 150 else (first[:150].rsplit(" ", 1)[0] + "…", None)
+    return None, None
+
+
+def _notes_texts(notes: Element) -> list[str]:
+    """The speaker notes' paragraphs: the ``notes`` frame, else every text frame of ``presentation:notes`` (decks
+    whose notes frame lost its class), never the slide thumbnail."""
+    frames = [f for f in notes.iter() if f.tag in (DRAW + "frame", DRAW + "custom-shape")]
+    classed = [f for f in frames if f.get(PRES + "class") == "notes"]
+    texts: list[str] = []
+    for frame in classed or frames:
+        if frame.get(PRES + "class") in ("page", "page-number", "header", "footer", "date-time"):
+            continue
+        texts.extend(inline_text(p) for p in frame.iter(TEXT + "p"))
+    return texts
 
 
 def _slide_page(number: int, slide: Element) -> Page:
     builder = PagedBuilder()
     frames = sorted((f for f in slide if f.tag in (DRAW + "frame", DRAW + "custom-shape", DRAW + "g")), key=_frame_pos)
-    title = _slide_title(slide, frames)
-    builder.heading(1, title or collapse_whitespace(slide.get(DRAW + "name") or "") or f"Slide {number}")
+    title, title_frame = _slide_title(slide, frames)
+    name = collapse_whitespace(slide.get(DRAW + "name") or "")
+    auto_name = not name or re.fullmatch(r"(page|slide|sayfa|slayt|s)\s*\d+", name, re.I) is not None
+    builder.heading(1, title or (name if not auto_name else "") or f"Slide {number}")
+    skip_title_line = title is not None and title_frame is None
     for frame in frames:
-        if frame.get(PRES + "class") == "title" and title:
+        if frame is title_frame or frame.get(PRES + "class") in ("page-number", "footer", "date-time", "header"):
             continue
         tables = list(frame.iter(TABLE + "table"))
         for t in tables:
@@ -335,15 +458,16 @@ def _slide_page(number: int, slide: Element) -> Page:
         if not tables:
             for p in frame.iter():
                 if p.tag in (TEXT + "p", TEXT + "h"):
-                    builder.block(inline_text(p), sep="\n")
+                    text = inline_text(p)
+                    if skip_title_line and text.strip():
+                        skip_title_line = False  # the first line, already the heading
+                        rest = text.strip().split("\n", 1)
+                        if title and collapse_whitespace(rest[0]).startswith(title.rstrip("…")):
+                            text = rest[1] if len(rest) > 1 else ""
+                    builder.block(text, sep="\n")
     notes = slide.find(PRES + "notes")
     if notes is not None:
-        texts = [
-            inline_text(para)
-            for box in notes.iter(DRAW + "frame")
-            if box.get(PRES + "class") == "notes"
-            for para in box.iter(TEXT + "p")
-        ]
+        texts = _notes_texts(notes)
         if any(t.strip() for t in texts):
             builder.block("Notes:")
             for note_text in texts:

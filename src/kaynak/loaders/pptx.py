@@ -1,10 +1,14 @@
 """PowerPoint loader (PPTX/PPTM): zipfile + defusedxml over PresentationML, one page per slide.
 
-Slides are read in the order of ``ppt/presentation.xml``'s slide list (hidden slides too, marked in a warning);
-page number = slide number. The section is the slide title (the ``title`` / ``ctrTitle`` placeholder, else
-``Slide N``). Shapes are read top to bottom, left to right (their offsets), groups flattened; tables give one
-``cell | cell`` line per row; the speaker notes follow after a ``Notes:`` line. A DTD or entity in any part is
-refused (kaynak.loaders.xmlsafe); the zip goes through the zip guard; an encrypted file is EncryptedFile.
+Slides are read in the order of ``ppt/presentation.xml``'s slide list (hidden slides too, marked in a warning); page
+number = slide number. The section is the slide title (the ``title`` / ``ctrTitle`` placeholder, else a shape named
+as a title, else the first line of the top text shape, else a chart's or diagram's first words; ``Slide N`` only for
+a slide without text). Shapes are read top to bottom, left to right (their offsets), groups flattened; tables give
+one ``cell | cell`` line per row; after the slide's text come its charts' words (titles, series names, category
+labels, from ``ppt/charts/``) and its SmartArt nodes' text (``ppt/diagrams/data*.xml``); the speaker notes (the
+``notesSlide`` the slide's relationships name: its body placeholder, else its text boxes) follow after a ``Notes:``
+line. A DTD or entity in any part is refused (kaynak.loaders.xmlsafe);
+the zip goes through the zip guard; an encrypted file is EncryptedFile.
 """
 
 from __future__ import annotations
@@ -101,21 +105,111 @@ def _table_rows(frame: Element) -> list[str]:
     return rows
 
 
-def _slide_page(number: int, slide: Element, notes: Element | None) -> Page:
-    builder = PagedBuilder()
-    tree = slide.find(f"{P}cSld/{P}spTree")
-    shapes = _shapes(tree) if tree is not None else []
-    title = None
+_NOT_CONTENT = ("sldNum", "dt", "ftr", "hdr", "sldImg")
+
+
+def _shape_name(shape: Element) -> str:
+    for tag in ("nvSpPr", "nvGraphicFramePr", "nvCxnSpPr"):
+        c_nv = shape.find(f"{P}{tag}/{P}cNvPr")
+        if c_nv is not None:
+            return (c_nv.get("name") or "").strip()
+    return ""
+
+
+def _title(shapes: list[Element]) -> tuple[str | None, Element | None]:
+    """(the slide's title, the shape it came from): the title placeholder, else a shape named as a title, else the
+    first line of the top text shape (decks whose title is a plain text box, as LibreOffice writes some)."""
     for shape in shapes:
         if _placeholder(shape) in ("title", "ctrTitle"):
             title = collapse_whitespace(" ".join(_paragraphs(shape)))
             if title:
-                break
-    builder.heading(1, title or f"Slide {number}")
+                return title, shape
+    for shape in shapes:
+        if shape.tag == P + "sp" and _placeholder(shape) is None:
+            name = _shape_name(shape).lower()
+            if name.startswith(("title", "başlık", "baslik")):
+                title = collapse_whitespace(" ".join(_paragraphs(shape)))
+                if title:
+                    return title, shape
     for shape in sorted(shapes, key=_offset):
-        if title and _placeholder(shape) in ("title", "ctrTitle"):
+        if shape.tag != P + "sp" or _placeholder(shape) in _NOT_CONTENT:
             continue
-        if _placeholder(shape) in ("sldNum", "dt", "ftr"):
+        lines = [line.strip() for para in _paragraphs(shape) for line in para.splitlines() if line.strip()]
+        if lines:
+            first = collapse_whitespace(lines[0])
+            return (first, None) if len(first) <= 150 else (first[:150].rsplit(" ", 1)[0] + "…", None)
+    return None, None
+
+
+C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+
+
+def _chart_text(chart: Element) -> list[str]:
+    """A chart's words: its title, axis titles, series names and category labels (not the numbers)."""
+    lines: list[str] = []
+    for title in chart.iter(C + "title"):
+        text = collapse_whitespace(" ".join(_paragraphs(title)))
+        if not text:
+            text = collapse_whitespace(" ".join(v.text or "" for v in title.iter(C + "v")))
+        if text:
+            lines.append(text)
+    for ser in chart.iter(C + "ser"):
+        tx = ser.find(C + "tx")
+        if tx is not None:
+            name = collapse_whitespace(" ".join([v.text or "" for v in tx.iter(C + "v")] + _paragraphs(tx)))
+            if name:
+                lines.append(name)
+    seen: set[str] = set()
+    for cat in chart.iter(C + "cat"):
+        labels = [collapse_whitespace(v.text or "") for v in cat.iter(C + "v")]
+        labels = [x for x in labels if x]
+        key = "\x00".join(labels)
+        if labels and key not in seen:
+            seen.add(key)
+            lines.append(", ".join(labels))
+    return lines
+
+
+def _diagram_text(data: Element) -> list[str]:
+    """A SmartArt diagram's node texts, in the order of its data model."""
+    lines: list[str] = []
+    for pt in data.iter(DGM + "pt"):
+        if pt.get("type") in ("parTrans", "sibTrans", "pres", "doc"):
+            continue
+        t = pt.find(DGM + "t")
+        if t is not None:
+            lines.extend(x for x in _paragraphs(t) if x.strip())
+    return lines
+
+
+def _graphic_parts(shapes: list[Element], rels: dict[str, str]) -> list[tuple[str, str]]:
+    """(kind, part) of the charts and SmartArt diagrams the slide's graphic frames show, in reading order."""
+    out: list[tuple[str, str]] = []
+    for shape in sorted(shapes, key=_offset):
+        if shape.tag != P + "graphicFrame":
+            continue
+        for node in shape.iter():
+            if node.tag == C + "chart" and rels.get(node.get(R + "id") or ""):
+                out.append(("chart", rels[node.get(R + "id") or ""]))
+            elif node.tag == DGM + "relIds" and rels.get(node.get(R + "dm") or ""):
+                out.append(("diagram", rels[node.get(R + "dm") or ""]))
+    return out
+
+
+def _slide_page(number: int, slide: Element, notes: Element | None, extra: list[str] | None = None) -> Page:
+    builder = PagedBuilder()
+    tree = slide.find(f"{P}cSld/{P}spTree")
+    shapes = _shapes(tree) if tree is not None else []
+    title, title_shape = _title(shapes)
+    extra = list(extra or [])
+    if title is None and extra:  # a slide holding only a chart or diagram: its first words name it
+        title = collapse_whitespace(extra.pop(0))[:150]
+        title_shape = tree
+    builder.heading(1, title or f"Slide {number}")
+    skip_title_line = title is not None and title_shape is None
+    for shape in sorted(shapes, key=_offset):
+        if shape is title_shape or _placeholder(shape) in _NOT_CONTENT:
             continue
         if shape.tag == P + "graphicFrame":
             rows = _table_rows(shape)
@@ -123,19 +217,40 @@ def _slide_page(number: int, slide: Element, notes: Element | None) -> Page:
                 builder.block("\n".join(rows))
             continue
         for para in _paragraphs(shape):
+            if skip_title_line and para.strip():
+                skip_title_line = False  # its first line is the heading already
+                rest = para.strip().split("\n", 1)
+                if title and collapse_whitespace(rest[0]).startswith(title.rstrip("…")):
+                    para = rest[1] if len(rest) > 1 else ""
             builder.block(para, sep="\n")
+    for line in extra:
+        builder.block(line, sep="\n")
     if notes is not None:
         texts = []
         ntree = notes.find(f"{P}cSld/{P}spTree")
-        for shape in _shapes(ntree) if ntree is not None else []:
-            if _placeholder(shape) == "body":
-                texts.extend(_paragraphs(shape))
+        nshapes = _shapes(ntree) if ntree is not None else []
+        body = [s for s in nshapes if _placeholder(s) == "body"]
+        # the notes placeholder; without one (LibreOffice writes a plain text box) every text shape but the
+        # slide image, number, header and footer
+        for shape in body or [s for s in nshapes if _placeholder(s) not in _NOT_CONTENT]:
+            texts.extend(_paragraphs(shape))
         if any(t.strip() for t in texts):
             builder.block("Notes:")
             for t in texts:
                 builder.block(t, sep="\n")
     (page,) = builder.pages()
     return Page(number=number, text=page.text, sections=page.sections)
+
+
+def _graphics_text(path: Path, zf: zipfile.ZipFile, slide: Element, rels: dict[str, str]) -> list[str]:
+    tree = slide.find(f"{P}cSld/{P}spTree")
+    lines: list[str] = []
+    for kind, part in _graphic_parts(_shapes(tree) if tree is not None else [], rels)[:50]:
+        if not has_member(zf, part):
+            continue
+        root = parse_xml(path, zf, part, _KIND)
+        lines.extend(_chart_text(root) if kind == "chart" else _diagram_text(root))
+    return lines
 
 
 def load_pptx(path: Path, data: bytes) -> LoadedDocument:
@@ -159,9 +274,10 @@ def load_pptx(path: Path, data: bytes) -> LoadedDocument:
         slide = parse_xml(path, zf, part, _KIND)
         if slide.get("show") in ("0", "false"):
             hidden += 1
-        notes_part = next((t for t in _rels(path, zf, part).values() if "notesSlide" in t), None)
+        slide_rels = _rels(path, zf, part)
+        notes_part = next((t for t in slide_rels.values() if "notesSlide" in t), None)
         notes = parse_xml(path, zf, notes_part, _KIND) if notes_part and has_member(zf, notes_part) else None
-        pages.append(_slide_page(number, slide, notes))
+        pages.append(_slide_page(number, slide, notes, _graphics_text(path, zf, slide, slide_rels)))
     if hidden:
         warnings.append(f"{hidden} hidden slide{'s' if hidden > 1 else ''} read as well")
     metadata: dict[str, Any] = {"format": "pptx", "slides": len(slide_parts)}
