@@ -101,7 +101,8 @@ def check(found: dict[str, Any], collection: str) -> None:
     assert found["names"] == TOOLS
     top = found["hits"][0]
     assert top["source"] == "hukuk/kat-mulkiyeti.md" and top["page"] == 1
-    assert top["quote"] and top["quote"] in DOCS["hukuk/kat-mulkiyeti.md"][1][0]
+    assert top["quote"]["text"] and top["quote"]["text"] in DOCS["hukuk/kat-mulkiyeti.md"][1][0]
+    assert "text" not in top and "score" not in top  # lean by default: detail "full" adds them
     assert "ocak" in found["text"]  # the text content carries the same hits for clients without structured output
     assert any(c["is_hit"] and c["chunk_id"] == top["chunk_id"] for c in found["context"])
     assert [c["page"] for c in found["context"]] == [1, 2]
@@ -228,9 +229,7 @@ def test_no_tool_can_write(collection: str, store: Store, data_dir: Path, databa
     async def main() -> dict[str, Any]:
         async with Client(server) as client:
             tools = (await client.list_tools()).tools
-            resources = (await client.list_resources()).resources
-            templates = (await client.list_resource_templates()).resource_templates
-            prompts = (await client.list_prompts()).prompts
+            caps = client.server_capabilities
             search = await client.call_tool("search", {"query": "install kaynak", "collections": "*"})
             chunk_id = search.structured_content["hits"][0]["chunk_id"]
             calls = [
@@ -239,10 +238,10 @@ def test_no_tool_can_write(collection: str, store: Store, data_dir: Path, databa
                 await client.call_tool("list_documents", {"collection": collection}),
                 await client.call_tool("read_context", {"chunk_id": chunk_id}),
                 await client.call_tool(
-                    "read_page", {"collection": collection, "source": "guide/install.txt", "page": 2}
+                    "read_page", {"collection": collection, "source": "guide/install.txt", "page": 2, "max_chars": 10}
                 ),
             ]
-            return {"tools": tools, "resources": resources, "templates": templates, "prompts": prompts, "calls": calls}
+            return {"tools": tools, "caps": caps, "calls": calls}
 
     out = anyio.run(main)
     ctx.close()
@@ -250,9 +249,12 @@ def test_no_tool_can_write(collection: str, store: Store, data_dir: Path, databa
     for tool in out["tools"]:
         assert tool.annotations is not None and tool.annotations.read_only_hint is True, tool.name
         assert tool.annotations.destructive_hint is False
-    assert out["resources"] == [] and out["templates"] == [] and out["prompts"] == []
+    caps = out["caps"]  # only tools are announced: no resources, prompts or completions exist
+    assert caps.tools is not None and caps.resources is None and caps.prompts is None and caps.completions is None
     assert not any(r.is_error for r in out["calls"]), [r.content for r in out["calls"] if r.is_error]
-    assert out["calls"][4].structured_content["text"].startswith("Uninstalling")
+    page = out["calls"][4].structured_content
+    assert page["text"] == "Uninstalli" and page["offset"] == 0 and page["next_offset"] == 10
+    assert page["total_chars"] == len(DOCS["guide/install.txt"][1][1])
     assert guard.writes == []
     before = store.get_collection(collection)
     assert (before.document_count, before.chunk_count) == (2, 4)
@@ -309,7 +311,13 @@ def test_stdout_carries_only_protocol_and_cold_start(data_dir: Path, tmp_path: P
         proc.stdin.write(_rpc(None, "notifications/initialized"))
         proc.stdin.write(_rpc(2, "tools/list"))
         proc.stdin.write(_rpc(3, "tools/call", {"name": "list_collections", "arguments": {}}))
-        proc.stdin.write(_rpc(4, "tools/call", {"name": "search", "arguments": {"query": "merhaba"}}))
+        proc.stdin.write(
+            _rpc(
+                4,
+                "tools/call",
+                {"name": "search", "arguments": {"query": "merhaba", "collections": "no_such_collection_here"}},
+            )
+        )
         proc.stdin.flush()
         lines = [first]
         while len(lines) < 4:

@@ -80,31 +80,42 @@ class Quote(BaseModel):
     """A verbatim passage of a page: the stored page text's ``[char_start:char_end]``."""
 
     text: str
-    char_start: int
-    char_end: int
+    char_start: int = Field(..., description="Where the quote starts in the page text (characters, 0-based).")
+    char_end: int = Field(..., description="Where it ends (exclusive): read_page's `offset` reads from there.")
 
 
-class Hit(BaseModel):
+class HitCitation(BaseModel):
+    """What an agent cites from a hit (the MCP ``search`` tool's lean hit): where it is and the verbatim quote."""
+
+    chunk_id: str = Field(..., description="The hit's chunk (read_context / `GET /v1/chunks/{chunk_id}`).")
+    collection: str
+    source: str = Field(..., description="The document's path within its collection.")
+    title: str
+    page: int = Field(..., description="1-based page (formats without pages are split at ingest: see the docs).")
+    section: str | None = Field(..., description="The heading path above the passage, or null.")
+    quote: Quote = Field(
+        ..., description="A verbatim sentence window (at most ~320 characters); its offsets point into the page text."
+    )
+    match: Match | None = None
+    ocr: dict[str, Any] | None = Field(None, description='`{"confidence": 0–100}` when the page was read by OCR.')
+    stale: bool = Field(False, description="The document's file changed on disk after it was indexed.")
+
+
+class Hit(HitCitation):
     """One hit of a search: where it is (collection, source, page, section), the verbatim quote, its scores."""
 
     model_config = ConfigDict(extra="allow")
 
-    chunk_id: str
-    collection: str
-    source: str
-    title: str
-    page: int
-    section: str | None
-    quote: Quote
-    score: float
-    scores: dict[str, float | int | None]
-    match: Match | None = None
+    score: float = Field(
+        ...,
+        description="The ranking score: its scale depends on the mode (fusion, cosine, BM25); compare hits of one "
+        "search only. `match` is the calibrated answer probability.",
+    )
+    scores: dict[str, float | int | None] = Field(..., description="Per retriever leg, its score or rank.")
     char_start: int = Field(0, description="The chunk's start in the page text (the quote lies within the chunk).")
     char_end: int = Field(0, description="The chunk's end in the page text.")
     text: str = Field("", description="The whole chunk the quote was taken from.")
     document_id: int | None = Field(None, description="The document's id (its original file: /v1/documents/{id}).")
-    ocr: dict[str, Any] | None = Field(None, description='`{"confidence": 0–100}` when the page was read by OCR.')
-    stale: bool = Field(False, description="The document's file changed on disk after it was indexed.")
 
 
 class SearchResponse(BaseModel):
@@ -162,6 +173,8 @@ class Document(BaseModel):
 
 class DocumentList(BaseModel):
     documents: list[Document] = Field(..., description="Ordered by source.")
+    total: int = Field(..., description="How many documents match (all pages of the listing together).")
+    next_offset: int | None = Field(..., description="The `offset` of the next page of the listing; null at the end.")
 
 
 class DocumentDeleted(BaseModel):
@@ -170,10 +183,15 @@ class DocumentDeleted(BaseModel):
 
 
 class PageText(BaseModel):
+    """A page's stored text, or the piece of it ``[offset:offset + max_chars]`` (offsets in characters)."""
+
     collection: str
     source: str
     page: int
-    text: str = Field(..., description="The page's stored text, which quote offsets point into.")
+    text: str = Field(..., description="The page's stored text from `offset` (quote offsets point into the page).")
+    offset: int = Field(..., description="Where `text` starts in the page (characters).")
+    total_chars: int = Field(..., description="The whole page's length in characters.")
+    next_offset: int | None = Field(..., description="The `offset` that reads on; null when `text` ends the page.")
 
 
 class Chunk(BaseModel):
@@ -364,3 +382,92 @@ class Health(BaseModel):
     version: str
     database: DatabaseHealth
     model: ModelHealth
+
+
+# ---------------------------------------------------------------------------------------------- MCP tool outputs
+# The MCP tools' outputSchema: the REST models above where the shapes are the same (PageText), subclasses or subsets
+# of them elsewhere (a test checks that every field here has the REST model's name and type), so the two faces
+# cannot drift apart.
+
+
+class AgentHit(HitCitation):
+    """A hit of the MCP ``search`` tool: the citation; ``detail: "full"`` adds the chunk and the scores."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score: float | None = Field(None, description=Hit.model_fields["score"].description)
+    scores: dict[str, float | int | None] | None = Field(None, description=Hit.model_fields["scores"].description)
+    char_start: int | None = Field(None, description=Hit.model_fields["char_start"].description)
+    char_end: int | None = Field(None, description=Hit.model_fields["char_end"].description)
+    text: str | None = Field(None, description=Hit.model_fields["text"].description)
+
+
+class AgentSearch(SearchResponse):
+    """The MCP ``search`` tool's result."""
+
+    hits: list[AgentHit] = Field(..., description="Best first.")  # type: ignore[assignment]
+    collections: list[str] = Field(..., description="The collections searched.")
+
+
+class SyncSummary(BaseModel):
+    """How current a collection is with its folders (a part of ``CollectionStatus``)."""
+
+    last_sync_at: str | None = Field(..., description=CollectionStatus.model_fields["last_sync_at"].description)
+    files_pending: int | None = Field(..., description=CollectionStatus.model_fields["files_pending"].description)
+    files_failing: int
+    failing: list[FailingFile] = Field(..., description="Up to 10 failing files with their reasons.")
+    watching: bool = Field(..., description="A `kaynak watch` process keeps it current.")
+
+
+class AgentCollection(BaseModel):
+    """A collection as the MCP ``list_collections`` tool lists it."""
+
+    name: str
+    default: bool = Field(..., description="Searched when `search` is given no `collections`.")
+    language: str = Field(..., description="Its text search language: turkish, english or simple.")
+    document_languages: list[str] = Field(..., description=Collection.model_fields["document_languages"].description)
+    embedder: str
+    document_count: int
+    chunk_count: int
+    sync: SyncSummary
+
+
+class AgentCollectionList(BaseModel):
+    collections: list[AgentCollection]
+    default: str | None = Field(
+        ...,
+        description="What `search` searches without `collections`: the default collection, or null when it is not "
+        "visible here (then every collection listed is searched).",
+    )
+
+
+class AgentDocument(BaseModel):
+    """A document as the MCP ``list_documents`` tool lists it (a subset of ``Document``)."""
+
+    source: str
+    title: str
+    page_count: int
+    chunk_count: int
+    metadata: dict[str, Any]
+    ingested_at: str | None = Field(..., description="ISO 8601, UTC.")
+
+
+class AgentDocumentList(DocumentList):
+    documents: list[AgentDocument] = Field(..., description="Ordered by source.")  # type: ignore[assignment]
+
+
+class AgentChunk(BaseModel):
+    """A chunk as the MCP ``read_context`` tool returns it (``Chunk``'s citation fields and text)."""
+
+    chunk_id: str
+    collection: str
+    source: str
+    title: str
+    page: int
+    section: str | None
+    text: str
+    is_hit: bool = Field(..., description="This is the chunk asked for.")
+
+
+class AgentChunkContext(BaseModel):
+    chunks: list[AgentChunk] = Field(..., description="The chunk and its neighbours in the same document, in order.")

@@ -522,7 +522,12 @@ def collection_status(store: Store, name: str, *, scan: bool = True) -> dict[str
 
 
 def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
+    """ISO 8601 in UTC (``2026-12-07T22:12:11.807212Z``), the timestamp format of every face."""
+    if value is None:
+        return None
+    from datetime import UTC
+
+    return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
 
 
 __all__ = [

@@ -29,6 +29,10 @@ class Browse:
     ) -> list[DocumentInfo]:
         return self.store.list_documents(self.store.get_collection(collection), prefix, limit, offset)
 
+    def count_documents(self, collection: str, prefix: str | None = None) -> int:
+        """How many documents ``list_documents`` pages through."""
+        return self.store.count_documents(self.store.get_collection(collection), prefix)
+
     def get_document(self, collection: str, source: str) -> DocumentInfo:
         return self.store.get_document(self.store.get_collection(collection), source)
 

@@ -84,7 +84,8 @@ class CatalogueMixin(StoreBase):
     # commit), not from summing its documents: that sum grew with the number of files and ran on every search.
     _COLLECTION_SELECT = """
         SELECT c.id, c.name, c.language, c.embedder, c.dim,
-               coalesce(s.documents, 0), coalesce(s.chunks, 0), c.created_at::text
+               coalesce(s.documents, 0), coalesce(s.chunks, 0),
+               to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
         FROM collections c LEFT JOIN collection_stats s ON s.collection_id = c.id
     """
 
@@ -142,7 +143,10 @@ class CatalogueMixin(StoreBase):
             origin=r[9] if len(r) > 9 else None,
         )
 
-    _DOC_COLS = "id, source, sha256, title, page_count, chunk_count, metadata, ingested_at::text, warnings, origin"
+    _DOC_COLS = (  # timestamps as ISO 8601 UTC, the one format of every face
+        "id, source, sha256, title, page_count, chunk_count, metadata, "
+        '''to_char(ingested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), warnings, origin'''
+    )
 
     def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
         with self._conn() as conn:
@@ -168,6 +172,17 @@ class CatalogueMixin(StoreBase):
                 (collection.id, prefix, like_escape(prefix or "") + "%", limit, offset),
             ).fetchall()
         return [self._doc_from_row(r, collection.name) for r in rows]
+
+    def count_documents(self, collection: Collection, prefix: str | None = None) -> int:
+        """How many documents ``list_documents`` pages through (its ``total``)."""
+        if prefix is None:
+            return collection.document_count
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM documents WHERE collection_id = %s AND source LIKE %s",
+                (collection.id, like_escape(prefix) + "%"),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def document_hashes(self, collection: Collection) -> dict[str, str]:
         """source → sha256 for every document of the collection (what ingest compares files against)."""

@@ -506,18 +506,33 @@ class RetrievalMixin(StoreBase):
                 """
                 WITH cols AS MATERIALIZED (
                     SELECT c.id, c.name, c.language, c.embedder, c.dim, coalesce(s.documents, 0) AS documents,
-                           coalesce(s.chunks, 0) AS chunks, c.created_at::text AS created
+                           coalesce(s.chunks, 0) AS chunks,
+                           to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created
                     FROM collections c LEFT JOIN collection_stats s ON s.collection_id = c.id
                     WHERE %(all)s OR c.name = ANY(%(names)s::text[])
                 ),
-                terms AS (
-                    SELECT l.language, u.lexeme, u.pos, (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
-                           WHERE st.collection_id = ANY(l.ids) AND st.lexeme = u.lexeme)::bigint AS df
-                    FROM (SELECT language, array_agg(id) AS ids FROM cols GROUP BY language) l,
+                groups AS (SELECT language, array_agg(id) AS ids FROM cols GROUP BY language),
+                analyses AS (  -- each group's language, then the others its collections' documents are stemmed in
+                    SELECT g.language, g.ids, g.language::regconfig AS cfg, 0 AS extra FROM groups g
+                    UNION ALL
+                    SELECT g.language, g.ids, x.cfg, 1 FROM groups g, unnest(%(stemmings)s::regconfig[]) x(cfg)
+                    WHERE x.cfg <> g.language::regconfig AND EXISTS (
+                        SELECT 1 FROM documents d WHERE d.collection_id = ANY(g.ids) AND d.keyword_language = x.cfg)
+                ),
+                lexemes AS (
+                    SELECT a.language, a.extra, u.lexeme, u.pos, (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
+                           WHERE st.collection_id = ANY(a.ids) AND st.lexeme = u.lexeme)::bigint AS df
+                    FROM analyses a,
                          LATERAL (SELECT v.lexeme, v.positions[1] AS pos
-                                  FROM unnest(to_tsvector(l.language::regconfig, tr_lower(%(text)s::text))) v
+                                  FROM unnest(to_tsvector(a.cfg, tr_lower(%(text)s::text))) v
                                   ORDER BY v.positions[1] LIMIT %(limit)s) u
                     WHERE %(text)s::text IS NOT NULL
+                ),
+                terms AS (  -- another language's lexemes only where they differ and occur (docs/adr/0035)
+                    SELECT language, lexeme, extra * 100000 + pos AS pos, df FROM lexemes l
+                    WHERE extra = 0 OR (df > 0 AND NOT EXISTS (
+                        SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.lexeme = l.lexeme
+                        AND (o.extra, o.pos) < (l.extra, l.pos)))
                 )
                 SELECT 0 AS kind, id, name, language, embedder, dim, documents, chunks, created,
                        CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true
@@ -534,6 +549,7 @@ class RetrievalMixin(StoreBase):
                     "names": list(names or []),
                     "text": text,
                     "limit": limit,
+                    "stemmings": list(STEMMINGS),
                     "check": check_embedded,
                     "known": list(known_embedded),
                 },

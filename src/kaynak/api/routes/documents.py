@@ -34,8 +34,16 @@ def documents_list(
     limit: Annotated[int, Query(ge=1, le=10000)] = 1000,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> dict[str, Any]:
-    """A collection's documents, ordered by source."""
-    return {"documents": [d.to_dict() for d in ctx.search.list_documents(name, prefix, limit, offset)]}
+    """A collection's documents, ordered by source, `limit` at a time from `offset`: with `total` (how many match)
+    and `next_offset` (the offset of the next page; null at the end)."""
+    docs = ctx.search.list_documents(name, prefix, limit, offset)
+    total = ctx.search.count_documents(name, prefix)
+    end = offset + len(docs)
+    return {
+        "documents": [d.to_dict() for d in docs],
+        "total": total,
+        "next_offset": end if docs and end < total else None,
+    }
 
 
 @router.get("/collections/{name}/page", dependencies=[Read], response_model=PageText)
@@ -44,9 +52,18 @@ def page_get(
     ctx: Ctx,
     source: Annotated[str, Query(min_length=1, max_length=4000)],
     number: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000, description="Start here (characters into the page).")] = 0,
+    max_chars: Annotated[
+        int | None, Query(ge=1, le=10_000_000, description="At most this many characters; omit for the rest.")
+    ] = None,
 ) -> dict[str, Any]:
-    """The full text of one page of a document (formats without pages have only page 1)."""
-    return {"collection": name, "source": source, "page": number, "text": ctx.search.page_text(name, source, number)}
+    """The text of one page of a document: all of it, or `max_chars` characters from `offset`, with `total_chars`
+    and `next_offset` (null when the text reaches the page's end). Formats without pages are split into pages at
+    ingest (at headings, or about every 8,000 characters)."""
+    from kaynak.mcp_server import page_piece
+
+    text = ctx.search.page_text(name, source, number)
+    return {"collection": name, "source": source, "page": number, **page_piece(text, offset, max_chars)}
 
 
 @router.post(
