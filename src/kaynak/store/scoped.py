@@ -81,6 +81,9 @@ class ScopedStore(Store):
     ) -> list[DocumentInfo]:
         return super().list_documents(self._check(collection), prefix, limit, offset)
 
+    def count_documents(self, collection: Collection, prefix: str | None = None) -> int:
+        return super().count_documents(self._check(collection), prefix)
+
     def get_page(self, collection: Collection, source: str, number: int) -> str:
         return super().get_page(self._check(collection), source, number)
 
