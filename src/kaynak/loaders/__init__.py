@@ -60,7 +60,9 @@ DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 _REGISTRY: dict[str, LoaderFunc] = {}
 
 #: Extensions of files that hold several documents (LoadedDocument.parts), stored as ``<source>#<suffix>``.
-CONTAINER_EXTENSIONS: frozenset[str] = frozenset({".eml", ".mbox", ".mbx"})
+CONTAINER_EXTENSIONS: frozenset[str] = frozenset(
+    {".eml", ".mbox", ".mbx", ".msg", ".zip", ".tar", ".tgz", ".tbz2", ".txz", ".gz", ".bz2", ".xz"}
+)
 
 
 #: Loaders registered after import (by a plugin or a program), as ``extension -> "module:qualified.name"``: files
@@ -219,6 +221,18 @@ def _mbox(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
     return load_mbox(path, data, options)
 
 
+def _msg(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .msg import load_msg
+
+    return load_msg(path, data, options)
+
+
+def _archive(path: Path, data: bytes, options: LoadOptions) -> LoadedDocument:
+    from .archive import load_archive
+
+    return load_archive(path, data, options)
+
+
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
 register((".pdf",), _pdf)
 register((".md", ".markdown", ".mdx"), _markdown)
@@ -236,6 +250,8 @@ register((".epub",), _epub)
 register((".doc", ".xls", ".ppt"), _legacy)
 register((".eml",), _eml)
 register((".mbox", ".mbx"), _mbox)
+register((".msg",), _msg)
+register((".zip", ".tar", ".tgz", ".tbz2", ".txz", ".gz", ".bz2", ".xz"), _archive)
 
 
 def loader_for(path: str | Path) -> LoaderFunc:
