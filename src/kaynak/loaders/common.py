@@ -205,6 +205,13 @@ _PLACEHOLDERS = {
     "başlıksız",
     "belge",
     "adsız",
+    # producers' defaults: ReportLab writes "(anonymous)" / "untitled" / "(unspecified)" when the author set none
+    "anonymous",
+    "unspecified",
+    "unknown",
+    "untitled-1",
+    "new document",
+    "yeni belge",
 }
 
 
@@ -218,6 +225,8 @@ def meaningful_title(raw: Any) -> str | None:
     if len(title) < 3 or sum(ch.isalpha() for ch in title) < 3:
         return None
     if title.lower() in _PLACEHOLDERS or re.fullmatch(r"[\W\d_]+", title):
+        return None
+    if title.lower().strip("()[]<> ") in _PLACEHOLDERS:  # "(anonymous)", "<untitled>"
         return None
     if re.search(r"[\\/]", title) and " " not in title:  # a path
         return None

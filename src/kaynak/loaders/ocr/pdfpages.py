@@ -89,17 +89,59 @@ def _render_locked(pdf: Any, index: int) -> tuple[Image.Image, int]:
         page.close()
 
 
+#: A page with a thin text layer is OCR'd only when images cover at least this share of it: text drawn as an image
+#: (a scan with a scanner's stamp in its text layer). A page of a few real words and no image keeps its words.
+IMAGE_SHARE = 0.3
+
+
+def _image_share(pdf: Any, index: int) -> float:
+    """The share of the page's area that its image objects cover (overlaps counted twice, capped at 1); 0 when
+    pdfium cannot say."""
+    import pypdfium2.raw as pdfium_c
+
+    with _PDFIUM_LOCK:
+        try:
+            page = pdf[index]
+        except Exception:
+            return 0.0
+        try:
+            width, height = page.get_size()
+            area = max(1.0, float(width) * float(height))
+            covered = 0.0
+            for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+                left, bottom, right, top = obj.get_bounds()
+                covered += max(0.0, right - left) * max(0.0, top - bottom)
+            return min(1.0, covered / area)
+        except Exception:
+            return 0.0
+        finally:
+            page.close()
+
+
 def ocr_pdf_pages(
     path: Path, data: bytes, pages: list[Page], *, skip: set[int] | frozenset[int] = frozenset(), options: Any = None
 ) -> PdfOcrResult:
-    """OCR, in place, the pages of ``pages`` whose text layer has (almost) no text; ``skip``: page numbers not to
-    touch (pages whose extraction failed). Pages keep their text layer when OCR finds no more text than it.
+    """OCR, in place, the pages of ``pages`` that have no usable text layer; ``skip``: page numbers not to touch
+    (pages whose extraction failed).
+
+    A page with no text at all is OCR'd. A page with a few words of text layer (fewer than MIN_TEXT_CHARS letters)
+    is OCR'd only when images cover much of it (IMAGE_SHARE), and then its text layer stays, with the OCR text
+    after it: OCR never replaces text the PDF holds. OCR text no longer than the text layer is not kept.
 
     Without Tesseract: OcrUnavailable when no page has text, else the scanned pages stay empty with a warning
     that says what to install.
     """
     todo = [p for p in pages if p.number not in skip and needs_ocr(p.text)]
     result = PdfOcrResult()
+    thin = [p for p in todo if p.text.strip()]
+    if thin:
+        with _pdfium(path, data) as pdf:
+            with _PDFIUM_LOCK:
+                n_rendered = len(pdf)
+            pictured = {
+                p.number for p in thin if p.number <= n_rendered and _image_share(pdf, p.number - 1) >= IMAGE_SHARE
+            }
+        todo = [p for p in todo if not p.text.strip() or p.number in pictured]
     if not todo:
         return result
     n_text = sum(1 for p in pages if p.text)
@@ -124,8 +166,11 @@ def ocr_pdf_pages(
                 continue
             if sum(ch.isalnum() for ch in ocr.text) <= sum(ch.isalnum() for ch in page.text):
                 continue  # the text layer says as much: keep it
-            page.text = ocr.text
-            page.sections = []
+            if page.text.strip():
+                page.text = f"{page.text}\n\n{ocr.text}"  # the text layer first, unchanged (sections stay valid)
+            else:
+                page.text = ocr.text
+                page.sections = []
             confidences[page.number] = ocr.confidence
             run.note(page.number, ocr)
     run.cache.flush()

@@ -21,9 +21,13 @@ then, or a scan without Tesseract installed, is refused. Encrypted PDFs open whe
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
+import logging
+import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +108,9 @@ def _info(reader: Any) -> dict[str, Any]:
     return out
 
 
+PASSWORD = "{name} is password-protected; save it without a password first"
+
+
 def _open(path: Path, data: bytes) -> Any:
     import pypdf
     from pypdf.errors import DependencyError, FileNotDecryptedError
@@ -111,22 +118,62 @@ def _open(path: Path, data: bytes) -> Any:
     head = data[:1024]
     if b"%PDF-" not in head:
         raise CorruptFile(path, "not a PDF file (no %PDF header)")
+    locked = PASSWORD.format(name=path.name)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-    except (FileNotDecryptedError, DependencyError) as err:
-        raise EncryptedFile(path, f"encrypted PDF that cannot be opened ({err})") from None
+    except (FileNotDecryptedError, DependencyError):
+        raise EncryptedFile(path, locked) from None
     except Exception as err:
         raise CorruptFile(path, f"corrupt or truncated PDF ({type(err).__name__}: {err})") from None
     if reader.is_encrypted:
         try:
             opened = reader.decrypt("")
-        except DependencyError as err:
-            raise EncryptedFile(path, f"encrypted PDF; decrypting it needs a missing package ({err})") from None
-        except Exception as err:
-            raise EncryptedFile(path, f"encrypted PDF that cannot be opened ({err})") from None
+        except DependencyError:
+            raise EncryptedFile(path, f"{locked} (decrypting it needs the package cryptography)") from None
+        except Exception:
+            raise EncryptedFile(path, locked) from None
         if not opened:
-            raise EncryptedFile(path, "encrypted PDF: a password is required to open it")
+            raise EncryptedFile(path, locked)
     return reader
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = record.getMessage()
+        except Exception:
+            line = str(record.msg)
+        if line not in self.lines and len(self.lines) < 20:
+            self.lines.append(line)
+
+
+_LOG_LOCK = threading.Lock()
+_LOG_USERS = [0]
+
+
+@contextlib.contextmanager
+def _pypdf_log() -> Iterator[list[str]]:
+    """pypdf's log lines while a PDF is read, kept from the root logger: they report repairs ("Ignoring wrong
+    pointing object", "incorrect startxref pointer") of files whose text is read whole, not lost text. Lost text
+    is seen by the loader itself (a page whose extraction fails) and becomes a warning there."""
+    logger = logging.getLogger("pypdf")
+    handler = _Collect()
+    with _LOG_LOCK:
+        logger.addHandler(handler)
+        _LOG_USERS[0] += 1
+        logger.propagate = False
+    try:
+        yield handler.lines
+    finally:
+        with _LOG_LOCK:
+            logger.removeHandler(handler)
+            _LOG_USERS[0] -= 1
+            if not _LOG_USERS[0]:
+                logger.propagate = True
 
 
 def _read_pages(
@@ -150,8 +197,8 @@ def _read_pages(
             if raw_pages is not None:
                 raw_pages.append("")
             failed.append(i + 1)
-            first_error = first_error or f"{type(err).__name__}: {err}"
-            warnings.append(f"page {i + 1}: text could not be extracted ({type(err).__name__}: {err}); skipped")
+            first_error = first_error or f"{type(err).__name__}: {str(err)[:80]}"
+            warnings.append(f"page {i + 1}: text could not be extracted (damaged page content); skipped")
             pages_lines.append([])
             continue
         if raw_pages is not None:
@@ -169,6 +216,14 @@ def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None, opt
     ``options`` (LoadOptions) picks the OCR languages and cache for pages without a text layer (kaynak.loaders.ocr)."""
     if not data.strip():
         raise NoText(path, "no text (empty file)")
+    with _pypdf_log() as repairs:
+        doc = _load(path, data, raw_pages, options)
+    if repairs:
+        doc.metadata["pdf_repairs"] = repairs[:5]  # what pypdf repaired while reading; nothing was lost
+    return doc
+
+
+def _load(path: Path, data: bytes, raw_pages: list[str] | None, options: Any) -> LoadedDocument:
     reader = _open(path, data)
     try:
         n_pages = len(reader.pages)
@@ -191,9 +246,15 @@ def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None, opt
             line.text = tidy_spacing(join_split_letters(line.text, vocab))
         page_paragraphs.append(reflow_page(lines, vocab, page_stats(lines, fallback_len)))
     _join_across_pages(page_paragraphs, vocab)
+    rescued = _read_failed_pages(data, failed, page_paragraphs, vocab, warnings)
     pages = [Page(number=i + 1, text=normalize_text("\n\n".join(p))) for i, p in enumerate(page_paragraphs)]
     scan = ocr_pdf_pages(path, data, pages, skip=set(failed), options=options)  # pages without a text layer
     warnings.extend(scan.warnings)
+    notes = _annotations(reader, n_pages)
+    for page in pages:
+        added = [n for n in notes.get(page.number, []) if n not in page.text]
+        if added:
+            page.text = normalize_text("\n\n".join([page.text, *added]) if page.text else "\n\n".join(added))
 
     empty = [p.number for p in pages if not p.text and p.number not in failed]
     if not any(p.text for p in pages):
@@ -218,11 +279,103 @@ def load_pdf(path: Path, data: bytes, *, raw_pages: list[str] | None = None, opt
         "encrypted": bool(reader.is_encrypted),
         "running_lines_removed": removed,
         "failed_pages": failed,
+        "pages_read_by_pdfium": rescued,
         "pages_without_text": empty,
+        "annotated_pages": sorted(notes),
         "ocr": scan.metadata,
     }
     metadata.update({key: value for key, value in facts.items() if value})  # only what happened
     return LoadedDocument(title=title, pages=pages, metadata=json_safe(metadata), warnings=warnings)
+
+
+#: Annotations whose /Contents is text a person wrote on the page (a Popup repeats its parent's; a Widget is a
+#: form field; a FileAttachment's contents is a file name).
+_NOTE_TYPES = frozenset(
+    {
+        "/Text",
+        "/FreeText",
+        "/Highlight",
+        "/Underline",
+        "/Squiggly",
+        "/StrikeOut",
+        "/Square",
+        "/Circle",
+        "/Line",
+        "/Polygon",
+        "/PolyLine",
+        "/Ink",
+        "/Stamp",
+        "/Caret",
+    }
+)
+
+
+def _annotations(reader: Any, n_pages: int) -> dict[int, list[str]]:
+    """The comments written on each page (annotations' /Contents), by page number; unreadable ones are skipped."""
+    out: dict[int, list[str]] = {}
+    for i in range(n_pages):
+        try:
+            annots = reader.pages[i].get("/Annots")
+            annots = annots.get_object() if annots is not None else None
+            if not annots:
+                continue
+            for ref in list(annots)[:500]:
+                annot = ref.get_object()
+                if annot.get("/Subtype") not in _NOTE_TYPES:
+                    continue
+                text = normalize_text(str(annot.get("/Contents") or ""))
+                if text and sum(ch.isalnum() for ch in text) >= 2 and text not in out.get(i + 1, []):
+                    out.setdefault(i + 1, []).append(text)
+        except Exception:
+            continue
+    return out
+
+
+def _read_failed_pages(
+    data: bytes, failed: list[int], paragraphs: list[list[str]], vocab: DocumentWords, warnings: list[str]
+) -> list[int]:
+    """Pages pypdf could not read (a damaged content stream), read with pdfium's text layer instead, which reads a
+    damaged stream up to the damage. The warnings of such pages stay: part of their text may be missing."""
+    if not failed:
+        return []
+    try:
+        import pypdfium2 as pdfium
+
+        from ..ocr.pdfpages import _PDFIUM_LOCK
+    except ImportError:
+        return []
+    rescued: list[int] = []
+    with _PDFIUM_LOCK:
+        try:
+            pdf = pdfium.PdfDocument(data)
+        except Exception:
+            return []
+        try:
+            for number in failed:
+                if number > len(pdf):
+                    continue
+                try:
+                    page = pdf[number - 1]
+                    textpage = page.get_textpage()
+                    raw = textpage.get_text_range()
+                    textpage.close()
+                    page.close()
+                except Exception:
+                    continue
+                text = ""
+                for line in normalize_text(raw).split("\n"):
+                    text = join_lines(text, line, vocab)
+                if sum(ch.isalnum() for ch in text) < 2:
+                    continue
+                paragraphs[number - 1] = [text]
+                rescued.append(number)
+        finally:
+            pdf.close()
+    for i, w in enumerate(warnings):
+        number = int(w.split(":", 1)[0].removeprefix("page ")) if w.startswith("page ") else 0
+        if number in rescued:
+            warnings[i] = w.replace("; skipped", "; read by the fallback reader, some text may be missing")
+    return rescued
 
 
 def _join_across_pages(pages: list[list[str]], vocab: DocumentWords) -> None:
