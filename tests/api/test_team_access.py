@@ -162,6 +162,7 @@ class Team:
             "admin_all": (set(), set(), {ALL}, None),
             "expired": ({a}, set(), set(), datetime.now(UTC) + timedelta(seconds=1)),
             "revoked": ({a}, set(), set(), None),
+            "ghost": ({self.missing}, {self.missing}, {self.missing}, None),  # made before its collection exists
         }
         for role, (read, write, admin, expires) in roles.items():
             secret = new_secret()
@@ -320,6 +321,16 @@ def test_rest_writes_follow_the_write_scope_and_are_audited(http: TestClient, ct
     assert http.delete(f"/v1/collections/{a}", headers=team.auth("writer_a")).status_code == 403
     assert http.delete(f"/v1/collections/{new}", headers=team.auth("admin_all")).status_code == 200
     entries = [e for e in ctx.store.audit_entries(since=started) if e.collection in (a, b, new)]
+    refused = [(e.token, e.collection, e.detail["status"]) for e in entries if e.action == "refused"]
+    assert refused == [  # every refused write is in the trail too, out of scope or not
+        (f"reader_a-{team.tag}", a, 403),
+        (f"writer_a-{team.tag}", b, 404),
+        (f"mixed-{team.tag}", b, 403),
+        (f"writer_a-{team.tag}", b, 404),
+        (f"writer_a-{team.tag}", new, 404),
+        (f"writer_a-{team.tag}", a, 403),
+    ]
+    entries = [e for e in entries if e.action != "refused"]
     got = [(e.action, e.token, e.collection, list(e.sources)) for e in entries]
     assert got == [
         ("upload", f"writer_a-{team.tag}", a, ["karar.md"]),
@@ -336,6 +347,167 @@ def test_legacy_api_token_still_writes_everywhere_and_is_audited(http: TestClien
     assert http.delete(f"/v1/collections/{team.b}/documents/karar.md", headers=team.auth("api")).status_code == 200
     actions = [(e.action, e.token) for e in ctx.store.audit_entries(since=started, collection=team.b)]
     assert actions == [("upload", "KAYNAK_API_TOKEN"), ("delete_document", "KAYNAK_API_TOKEN")]
+
+
+# ---------------------------------------------------------------------------------------------- issue 53: leaks
+def test_a_token_scoped_to_a_missing_collection_learns_no_other_names(http: TestClient, team: Team) -> None:
+    """A token whose collections do not exist yet (made before the first upload, a typo) gets 404s that list only
+    what it may read: never the server's other collection names."""
+    h, m = team.auth("ghost"), team.missing
+    answers = [
+        http.get(route, headers=h)
+        for route in (
+            f"/v1/collections/{m}",
+            f"/v1/collections/{m}/documents",
+            f"/v1/collections/{m}/documents/doc0.md",
+            f"/v1/collections/{m}/page?source=doc0.md&number=1",
+            f"/v1/collections/{m}/status",
+            f"/v1/search?q=kat&collections={m}",
+        )
+    ]
+    answers.append(http.delete(f"/v1/collections/{m}", headers=h))
+    answers.append(http.delete(f"/v1/collections/{m}/documents/doc0.md", headers=h))
+    item = {"collection": m, "text": "Kat malikleri."}
+    answers.append(http.post("/v1/highlights", json={"q": "kat", "items": [item]}, headers=h))
+    for r in answers:
+        assert r.status_code == 404, (r.request.url, r.text)
+        assert team.a not in r.text and team.b not in r.text, r.text
+    # the same view serves MCP's tools
+    store = http.app.state.context.store  # type: ignore[attr-defined]
+    with pytest.raises(Exception) as caught:
+        scoped_view(store, frozenset({m})).get_collection(m)
+    assert team.a not in str(caught.value) and team.b not in str(caught.value)
+
+
+def test_rest_clients_choose_only_named_embedders_and_probes_are_audited(
+    http: TestClient, ctx: Context, team: Team
+) -> None:
+    """``st:<path>`` or a path from a client would let it probe the server's folders (and load any model): over
+    REST only the named embedders and the server's own are accepted, each refusal worded alike and audited."""
+    started = datetime.now(UTC)
+    name = f"ta_emb_{team.tag}"
+    details = set()
+    probes = ("st:/root/.ssh", "st:/root/.nonexistent", "st:.", "/etc", "hash:32")
+    for bad in probes:
+        body = {"name": name, "language": "turkish", "embedder": bad}
+        r = http.post("/v1/collections", json=body, headers=team.auth("admin_all"))
+        assert r.status_code == 400 and r.json()["field"] == "embedder", r.text
+        details.add(r.json()["detail"].replace(repr(bad), "<x>"))
+    assert len(details) == 1 and "does not exist" not in details.pop()
+    files = [("files", ("karar.md", b"Yeni karar.", "text/markdown"))]
+    r = http.post(
+        f"/v1/collections/{team.a}/documents", files=files, data={"embedder": "st:/"}, headers=team.auth("writer_a")
+    )
+    assert r.status_code == 400 and r.json()["field"] == "embedder", r.text
+    assert http.get(f"/v1/collections/{name}", headers=team.auth("star")).status_code == 404  # nothing was made
+    refused = [e for e in ctx.store.audit_entries(since=started) if e.action == "refused"]
+    assert [e.detail.get("embedder") for e in refused] == [*probes, "st:/"]
+    assert {e.detail["attempt"] for e in refused} == {"create_collection", "upload"}
+
+
+def test_foreign_hosts_spend_no_budget_and_wrong_tokens_cannot_lock_out_valid_ones(
+    data_dir: Path, database_url: str, team: Team
+) -> None:
+    """The Host / Origin check runs before any token is looked at (a DNS-rebinding page spends nothing), and a
+    valid token passes whatever wrong ones its address sent."""
+    c = hash_context(data_dir, database_url, auth_failures_per_min=3)
+    wrong = {"Authorization": f"Bearer {new_secret()}"}
+    try:
+        app = create_app(c)
+        rebinding = TestClient(app, base_url="http://rebind.example:8765", client=("127.0.0.1", 4001))
+        with TestClient(app, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 4000)) as local:
+            assert {rebinding.get("/v1/collections", headers=wrong).status_code for _ in range(10)} == {421}
+            foreign = {**wrong, "Origin": "http://evil.example"}
+            assert {local.get("/v1/collections", headers=foreign).status_code for _ in range(5)} == {403}
+            # none of that counted: the address's three wrong tokens are all still there
+            assert [local.get("/v1/collections", headers=wrong).status_code for _ in range(4)] == [401] * 3 + [429]
+            for role in ("star", "reader_a"):  # locked out? never a valid token
+                assert local.get("/v1/collections", headers=team.auth(role)).status_code == 200
+            assert local.get("/v1/collections", headers=wrong).status_code == 429
+    finally:
+        c.close()
+
+
+def test_api_answers_are_not_cached_and_one_authorization_header_only(http: TestClient, team: Team) -> None:
+    h = team.auth("reader_a")
+    for route in (
+        f"/v1/search?q=kat&collections={team.a}",
+        f"/v1/collections/{team.a}/page?source=doc0.md&number=1",
+        f"/v1/chunks/{team.chunk_ids[team.a][0]}",
+        f"/v1/collections/{team.b}",  # a problem too
+    ):
+        r = http.get(route, headers=h)
+        assert r.headers["cache-control"] == "no-store", (route, r.headers)
+    both = [("Authorization", h["Authorization"]), ("Authorization", team.auth("star")["Authorization"])]
+    r = http.get(f"/v1/collections/{team.b}", headers=both)
+    assert r.status_code == 400 and "one Authorization header" in r.json()["detail"], r.text
+
+
+def test_paths_only_to_admins_and_audit_ids_are_the_servers(http: TestClient, ctx: Context, team: Team) -> None:
+    a = team.a
+    shown = http.get(f"/v1/collections/{a}/documents/doc0.md", headers=team.auth("admin_all")).json()
+    assert shown["origin"] and shown["origin"].endswith("doc0.md")
+    for role in ("reader_a", "writer_a", "star"):  # readers and writers: no server folders
+        doc = http.get(f"/v1/collections/{a}/documents/doc0.md", headers=team.auth(role)).json()
+        assert doc["origin"] is None and doc["source"] == "doc0.md"
+        listed = http.get(f"/v1/collections/{a}/documents", headers=team.auth(role)).json()["documents"]
+        assert listed and all(d["origin"] is None for d in listed)
+    started = datetime.now(UTC)
+    headers = {**team.auth("writer_a"), "X-Request-ID": "trace-53"}
+    files = [("files", ("iz.md", b"Iz metni.", "text/markdown"))]
+    assert http.post(f"/v1/collections/{a}/documents", files=files, headers=headers).status_code == 200
+    assert http.delete(f"/v1/collections/{a}/documents/iz.md", headers=team.auth("writer_a")).status_code == 200
+    entry = next(e for e in ctx.store.audit_entries(since=started, collection=a) if e.action == "upload")
+    assert re.fullmatch(r"[0-9a-f]{32}", entry.request_id or "") and entry.detail["client_request_id"] == "trace-53"
+
+
+def test_log_lines_escape_separators_and_bidi_controls(
+    http: TestClient, team: Team, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kaynak.requests")
+    odd = "x\u2028y\u202ez\u0085w"
+    http.get(f"/v1/collections/{odd}", headers=team.auth("reader_a"))
+    lines = [r.getMessage() for r in caplog.records if r.name == "kaynak.requests"]
+    line = next(x for x in lines if "x\\u2028y" in x)
+    assert not any(ch in line for ch in "\u2028\u202e\u0085") and json.loads(line)["path"].endswith(odd)
+
+
+def test_mcp_event_streams_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GET /mcp event streams: at most a few open per caller, each closed after a while."""
+    from kaynak.access import READ_TOKEN
+    from kaynak.api import team as gate_module
+
+    monkeypatch.setattr(gate_module, "MCP_STREAM_MAX_S", 0.2)
+    sent: list[list[dict[str, Any]]] = []
+
+    async def endless(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+        await anyio.sleep(3600)
+
+    gate = gate_module.TeamGate(endless, gate_module.Team(_FakeContext()))  # type: ignore[arg-type]
+
+    async def one() -> None:
+        out: list[dict[str, Any]] = []
+        sent.append(out)
+
+        async def send(message: Any) -> None:
+            out.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/mcp", gate_module.ACCESS: READ_TOKEN}
+        await gate._stream(scope, None, send, "127.0.0.1")  # type: ignore[arg-type]
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(gate_module.MCP_STREAMS_PER_CALLER + 1):
+                tg.start_soon(one)
+
+    anyio.run(main)
+    statuses = sorted(m[0]["status"] for m in sent)
+    assert statuses == [200] * gate_module.MCP_STREAMS_PER_CALLER + [429]
+    for messages in sent:  # every stream ended, the refused one at once
+        assert messages[-1]["type"] == "http.response.body" and not messages[-1].get("more_body", False)
+    assert gate.streams == {}
 
 
 # ---------------------------------------------------------------------------------------------- web page
@@ -509,9 +681,11 @@ def test_brute_force_is_rate_limited_per_address(data_dir: Path, database_url: s
                 for _ in range(7)
             ]
             assert codes == [401] * 5 + [429] * 2
-            r = attacker.get("/v1/collections", headers=team.auth("star"))  # even the right token: refused unchecked
+            r = attacker.get("/v1/collections", headers={"Authorization": f"Bearer {new_secret()}"})
             assert r.status_code == 429 and r.headers["content-type"].startswith("application/problem+json")
             assert 1 <= int(r.headers["Retry-After"]) <= 13 and "KAYNAK_AUTH_FAILURES_PER_MIN" in r.json()["detail"]
+            # a valid token always passes: wrong guesses from its address cannot lock it out (issue 53)
+            assert attacker.get("/v1/collections", headers=team.auth("star")).status_code == 200
             assert attacker.get("/v1/health").status_code == 200
             assert other.get("/v1/collections", headers=team.auth("star")).status_code == 200  # another address
     finally:
@@ -525,6 +699,8 @@ def test_rate_budgets_per_token_give_429_with_retry_after(data_dir: Path, databa
             q = {"q": "kat", "collections": team.a}
             codes = [client.get("/v1/search", params=q, headers=team.auth("reader_a")).status_code for _ in range(7)]
             assert codes == [200] * 5 + [429] * 2
+            page = f"/v1/documents/{team.doc_ids[team.a][0]}/pages/1/image"  # drawing pages spends the same budget
+            assert client.get(page, headers=team.auth("reader_a")).status_code == 429
             r = client.get("/v1/search", params=q, headers=team.auth("reader_a"))
             body = r.json()
             assert r.headers["content-type"].startswith("application/problem+json") and body["status"] == 429
@@ -628,7 +804,9 @@ def test_every_request_has_an_id_and_one_json_log_line(
     assert r.status_code == 404 and re.fullmatch(r"[0-9a-f]{32}", r.headers["x-request-id"])
     assert r.json()["request_id"] == r.headers["x-request-id"]
     own = http.get("/v1/health", headers={"X-Request-ID": "my-trace.42"})
-    assert own.headers["x-request-id"] == "my-trace.42"
+    # the server's own id always (the audit trail's ids are never a client's choice); the client's kept beside it
+    assert re.fullmatch(r"[0-9a-f]{32}", own.headers["x-request-id"])
+    assert own.headers["x-client-request-id"] == "my-trace.42"
     for odd_id in ('bad id" {}', "x" * 65):  # log injection, or too long: replaced by a fresh id
         odd = http.get("/v1/health", headers={"X-Request-ID": odd_id})
         assert re.fullmatch(r"[0-9a-f]{32}", odd.headers["x-request-id"])

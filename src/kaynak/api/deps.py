@@ -15,10 +15,10 @@ from fastapi import Depends, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kaynak.context import Context
-from kaynak.errors import AuthError, KaynakError, UsageError
+from kaynak.errors import AuthError, KaynakError, NotFound, UsageError
 
 from .problems import error_response, send_problem
-from .team import caller, caller_context, check_collection, check_read, check_write, team_of
+from .team import caller, caller_context, check_collection, check_read, check_write, note_refusal, team_of
 
 
 def get_context(request: Request) -> Context:
@@ -32,11 +32,17 @@ def read_access(request: Request) -> None:
 
 
 def write_access(request: Request) -> None:
+    """The write right (and, for a write to one collection, on it), before the route reads anything; a refusal
+    is noted for the audit trail."""
     access = caller(request.scope)
-    check_write(access, team_of(request.scope).writes_enabled())
     name = request.path_params.get("name")
-    if isinstance(name, str):  # a write to one collection: its scope, before the route reads anything
-        check_collection(access, "write", name, request.app.state.context)
+    try:
+        check_write(access, team_of(request.scope).writes_enabled())
+        if isinstance(name, str):
+            check_collection(access, "write", name, request.app.state.context)
+    except (AuthError, NotFound) as err:
+        note_refusal(request.scope, f"{request.method} {request.url.path}", name, err.message)
+        raise
 
 
 Read = Depends(read_access)

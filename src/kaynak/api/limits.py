@@ -31,6 +31,7 @@ from kaynak.errors import AuthError, HostNotAllowed, KaynakError, RequestTimeout
 
 from .deps import read_access, write_access
 from .problems import error_response
+from .team import REFUSAL
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -92,6 +93,25 @@ def too_large(limit_bytes: int, multipart: bool) -> RequestTooLarge:
     )
 
 
+def check_host(scope: Scope, headers: dict[str, str], settings: Settings) -> None:
+    """Host and Origin on a loopback-bound server (HostNotAllowed: 421, or 403 for a foreign Origin). The team
+    gate runs it before it looks at any token, so a refused request spends nobody's budget."""
+    if not guards_hosts(settings) or (scope.get("client") or ("",))[0] == "testclient":
+        return  # Starlette's TestClient is no network peer
+    if not host_allowed(headers.get("host"), settings):
+        raise HostNotAllowed(
+            "this server answers only to Host 127.0.0.1, localhost or [::1] (DNS-rebinding protection); "
+            "behind a reverse proxy, add its public name to KAYNAK_ALLOWED_HOSTS"
+        )
+    if not origin_allowed(headers.get("origin"), settings):
+        err = HostNotAllowed(
+            "requests from web pages of other sites are refused (Origin not allowed); add the site's host to "
+            "KAYNAK_ALLOWED_HOSTS if it is yours"
+        )
+        err.status = 403
+        raise err
+
+
 class Guard:
     """The checks above, before the app runs (``routes``: the API's routes, to find the auth a request needs)."""
 
@@ -129,21 +149,7 @@ class Guard:
 
     # ------------------------------------------------------------------ checks
     def _check_host(self, scope: Scope, headers: dict[str, str]) -> None:
-        s = self.settings
-        if not guards_hosts(s) or (scope.get("client") or ("",))[0] == "testclient":
-            return  # Starlette's TestClient is no network peer
-        if not host_allowed(headers.get("host"), s):
-            raise HostNotAllowed(
-                "this server answers only to Host 127.0.0.1, localhost or [::1] (DNS-rebinding protection); "
-                "behind a reverse proxy, add its public name to KAYNAK_ALLOWED_HOSTS"
-            )
-        if not origin_allowed(headers.get("origin"), s):
-            err = HostNotAllowed(
-                "requests from web pages of other sites are refused (Origin not allowed); add the site's host to "
-                "KAYNAK_ALLOWED_HOSTS if it is yours"
-            )
-            err.status = 403
-            raise err
+        check_host(scope, headers, self.settings)
 
     def _check_auth(self, scope: Scope, headers: dict[str, str]) -> None:
         if scope.get("method") not in BODY_METHODS:
@@ -154,7 +160,11 @@ class Guard:
                 calls = {getattr(d, "dependency", None) for d in getattr(route, "dependencies", [])}
                 if write_access in calls or read_access in calls:
                     request = Request({**scope, **child})  # the dependencies' own checks, path params included
-                    (write_access if write_access in calls else read_access)(request)
+                    try:
+                        (write_access if write_access in calls else read_access)(request)
+                    finally:
+                        if REFUSAL in request.scope:  # a refused write, for the audit trail (kaynak.api.team)
+                            scope[REFUSAL] = request.scope[REFUSAL]
                 return
 
     def _limit(self, scope: Scope, headers: dict[str, str], receive: Receive) -> Receive:
@@ -202,7 +212,7 @@ class Guard:
         await send({"type": "http.response.body", "body": response.body})
 
 
-__all__ = ["AuthError", "Guard", "host_allowed", "mcp_transport_security", "origin_allowed", "too_large"]
+__all__ = ["AuthError", "Guard", "check_host", "host_allowed", "mcp_transport_security", "origin_allowed", "too_large"]
 
 
 def header_deadline_protocol(seconds: float) -> type:

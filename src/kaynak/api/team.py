@@ -20,6 +20,7 @@ its ``search`` reads through a store view limited to the caller's read scope (``
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -28,11 +29,11 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -47,8 +48,8 @@ from kaynak.access import (
     looks_like_token,
     secret_hash,
 )
-from kaynak.errors import AuthError, KaynakError, RateLimited
-from kaynak.store.scoped import scoped_view
+from kaynak.errors import AuthError, CollectionNotFound, KaynakError, RateLimited, UsageError
+from kaynak.store.scoped import scoped_missing, scoped_view
 
 from .observe import METRICS, route_label
 from .problems import PROBLEM, error_response
@@ -60,6 +61,14 @@ if TYPE_CHECKING:
 ACCESS = "kaynak.access"  # scope key: the caller's Access, or the KaynakError resolving it raised
 REQUEST_ID = "kaynak.request_id"
 REQUEST_ID_HEADER = "x-request-id"
+CLIENT_REQUEST_ID = "kaynak.client_request_id"  # scope key: the client's own X-Request-ID, kept beside the server's
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+READ_POSTS = frozenset({"/v1/search", "/v1/highlights", "/mcp"})  # POSTs that read
+WRONG_TOKEN_DELAY_S = 1.0  # a wrong token past its address's budget is answered (429) this much later
+REFUSALS_AUDITED_PER_MIN = 60  # refused writes written to the audit trail per address and minute
+MCP_STREAM_MAX_S = 300.0  # a GET /mcp event stream is closed after this long (clients reconnect)
+MCP_STREAMS_PER_CALLER = 4
+MIN_SECRET_CHARS = 24  # configured tokens shorter than this are warned about at start
 # Paths resolved only when asked (never before): they answer without a caller, even while the database is away.
 LAZY_PATHS = frozenset({"/v1/health", "/metrics", "/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect", "/"})
 LOOPBACK_CLIENTS = frozenset({"127.0.0.1", "::1", "testclient"})
@@ -69,6 +78,7 @@ TOUCH_EVERY_S = 60.0
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SANE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _UPLOAD = re.compile(r"^/v1/collections/[^/]+/documents/?$")
+_PAGE_IMAGE = re.compile(r"^/v1/documents/[^/]+/pages/[^/]+/image/?$")
 
 log = logging.getLogger("kaynak.api")
 request_log = logging.getLogger("kaynak.requests")
@@ -143,6 +153,18 @@ class Team:
         self._tokens_seen = False
         self._checked_at = -1e9
         self._touched: dict[int, float] = {}
+        for setting, value in (
+            ("KAYNAK_API_TOKEN", self.settings.api_token),
+            ("KAYNAK_READ_TOKEN", self.settings.read_token),
+        ):
+            if value and len(value) < MIN_SECRET_CHARS:
+                log.warning(
+                    "%s is %d characters long: a token a person chose can be guessed; use at least %d random "
+                    "characters (or kaynak tokens create)",
+                    setting,
+                    len(value),
+                    MIN_SECRET_CHARS,
+                )
 
     # ------------------------------------------------------------------ who is calling
     def tokens_exist(self) -> bool:
@@ -197,20 +219,20 @@ class Team:
             return READ_TOKEN
         guarded = bool(s.api_token or s.read_token) or self.tokens_exist()
         per_min = s.auth_failures_per_min
-        if guarded:
-            wait = self.failures.blocked(client, per_min)
-            if wait > 0:  # refused unchecked: a guess past the budget learns nothing, not even whether it was right
-                METRICS.inc("kaynak_rate_limited_total", {"budget": "auth"})
-                raise RateLimited(
-                    f"too many wrong tokens from this address ({per_min} a minute, KAYNAK_AUTH_FAILURES_PER_MIN); "
-                    f"try again in {wait:.0f} s",
-                    retry_after=int(wait) + 1,
-                )
+        # A valid token always passes, whatever wrong ones its address sent (docs/adr/0035-team-leaks.md): a
+        # lockout before the check let any local process or DNS-rebinding page lock every client out.
         record = self.context.store.token_by_secret_hash(secret_hash(token)) if looks_like_token(token) else None
         if record is None or not record.active:
             if guarded and (looks_like_token(token) or not self.reads_open() or method not in SAFE_METHODS):
-                self.failures.take(client, per_min)
                 METRICS.inc("kaynak_auth_failures_total")
+                wait = self.failures.take(client, per_min)
+                if wait > 0:  # past the address's budget: 429 (answered late by the gate), the token unsaid
+                    METRICS.inc("kaynak_rate_limited_total", {"budget": "auth"})
+                    raise RateLimited(
+                        f"too many wrong tokens from this address ({per_min} a minute, "
+                        f"KAYNAK_AUTH_FAILURES_PER_MIN); try again in {wait:.0f} s",
+                        retry_after=int(wait) + 1,
+                    )
             if record is not None:
                 why = "was revoked" if record.revoked_at else "has expired"
                 raise AuthError(f"this token ({record.name}) {why}; ask for a new one (kaynak tokens create)")
@@ -229,7 +251,9 @@ class Team:
 
     # ------------------------------------------------------------------ budgets
     def budget_of(self, method: str, path: str) -> str | None:
-        if path == "/v1/search" or (path == "/mcp" and method == "POST"):
+        if path == "/v1/search" or (path == "/mcp" and method in ("POST", "GET")):
+            return "search"
+        if method == "GET" and _PAGE_IMAGE.match(path):  # drawing a PDF page costs more CPU than a search
             return "search"
         if method == "POST" and _UPLOAD.match(path):
             return "upload"
@@ -317,9 +341,7 @@ def check_collection(access: Access, right: str, name: str, context: Context) ->
         return
     if access.allows("read", name):
         raise AuthError(f"token {access.name} may read collection {name!r} but not {_verb(right)} it", status=403)
-    view = scoped_view(context.store, access.visible("read") or frozenset())
-    view.get_collection(name)  # raises CollectionNotFound, worded as for a missing collection
-    raise AuthError(f"collection {name!r} is out of this token's scope", status=404)  # pragma: no cover
+    raise scoped_missing(context.store, access.visible("read") or frozenset(), name)
 
 
 def _verb(right: str) -> str:
@@ -350,12 +372,15 @@ class CallerContext:
 
     @cached_property
     def search(self) -> Any:
-        visible = self.access.visible("read")
+        """The search service seeing only the caller's collections, and the server's paths only where it is an
+        admin (paths name the server's folders; readers get documents without their ``origin``)."""
+        access = self.access
+        visible, paths = access.visible("read"), access.visible("admin")
         service = self._base.search
-        if visible is None:
+        if visible is None and paths is None:
             return service
         view = copy.copy(service)
-        view.store = scoped_view(service.store, visible)
+        view.store = scoped_view(service.store, visible, paths)
         return view
 
     @cached_property
@@ -364,7 +389,11 @@ class CallerContext:
 
 
 class AuditedIngest:
-    """The write side for one caller: each write checked against the scope, then recorded in the audit trail."""
+    """The write side for one caller: each write checked against the scope, then recorded in the audit trail.
+
+    Errors say only what the caller may see: a collection in its scope that does not exist answers with the list
+    of the collections it may read (the store's own message lists every one). A refusal (out of scope, a right it
+    lacks, an embedder it may not choose) is recorded in the audit trail too (``refused``)."""
 
     def __init__(self, caller: CallerContext) -> None:
         self._caller = caller
@@ -372,33 +401,70 @@ class AuditedIngest:
 
     def _audit(self, action: str, collection: str, sources: list[str], detail: dict[str, Any] | None = None) -> None:
         c = self._caller
+        client_id = c._scope.get(CLIENT_REQUEST_ID)
+        if client_id:  # the client's own id, beside the server's (``request_id``)
+            detail = {**(detail or {}), "client_request_id": client_id}
         try:
             self._base.store.record_audit(action, c.access.name, c.client, collection, sources, c.request_id, detail)
         except KaynakError as err:  # the write happened; say loudly that its record did not
             log.error("audit entry for %s on %r could not be written: %s", action, collection, err)
 
+    @contextlib.contextmanager
+    def _guarded(self, action: str, name: str, right: str) -> Iterator[None]:
+        """Check ``right`` on ``name``; then run the write, answering a missing collection in the caller's words.
+        A refusal is noted for the audit trail (``TeamGate`` records it after the answer)."""
+        try:
+            check_collection(self._caller.access, right, name, self._base)
+        except (AuthError, CollectionNotFound) as err:
+            note_refusal(self._caller._scope, action, name, err.message)
+            raise
+        try:
+            yield
+        except CollectionNotFound:
+            visible = self._caller.access.visible("read")
+            if visible is None:
+                raise
+            raise scoped_missing(self._base.store, visible, name) from None
+
+    def _check_embedder(self, action: str, name: str, embedder: str | None) -> None:
+        """A client may choose only among the server's named embedders (``client_embedders``): never a path or an
+        ``st:`` model, which would let it probe the server's folders or load any model (the owner's decision)."""
+        if embedder is None:
+            return
+        allowed = client_embedders(self._base.settings)
+        if embedder.strip().lower() in allowed:
+            return
+        message = (
+            f"embedder {embedder[:200]!r} is not one of this server's named embedders ({', '.join(sorted(allowed))}); "
+            "other models and folders are chosen by the server's owner (KAYNAK_EMBEDDER, or the CLI)"
+        )
+        note_refusal(self._caller._scope, action, name, message, embedder=embedder[:500])
+        raise UsageError(message, "embedder")
+
     def create_collection(self, name: str, language: str | None = None, embedder: str | None = None) -> Any:
-        check_collection(self._caller.access, "write", name, self._base)
-        made = self._base.ingest.create_collection(name, language, embedder)
+        self._check_embedder("create_collection", name, embedder)
+        with self._guarded("create_collection", name, "write"):
+            made = self._base.ingest.create_collection(name, language, embedder)
         self._audit("create_collection", name, [], {"language": made.language, "embedder": made.embedder})
         return made
 
     def delete_collection(self, name: str) -> None:
-        check_collection(self._caller.access, "admin", name, self._base)
-        self._base.ingest.delete_collection(name)
+        with self._guarded("delete_collection", name, "admin"):
+            self._base.ingest.delete_collection(name)
         self._audit("delete_collection", name, [])
 
     def delete_document(self, name: str, source: str) -> None:
-        check_collection(self._caller.access, "write", name, self._base)
-        self._base.ingest.delete_document(name, source)
+        with self._guarded("delete_document", name, "write"):
+            self._base.ingest.delete_document(name, source)
         self._audit("delete_document", name, [source])
 
     def ingest(self, paths: Any, name: str, **kwargs: Any) -> IngestReport:
-        check_collection(self._caller.access, "write", name, self._base)
+        self._check_embedder("upload", name, kwargs.get("embedder"))
         report: Any = None
         try:
-            report = self._base.ingest.ingest(paths, name, **kwargs)
-            return report
+            with self._guarded("upload", name, "write"):
+                report = self._base.ingest.ingest(paths, name, **kwargs)
+            return cast("IngestReport", report)
         except BaseException as err:
             report = getattr(err, "report", None)
             raise
@@ -420,6 +486,23 @@ class AuditedIngest:
         self._audit("upload", name, [str(s) for s in stored], {**detail, "failed_sources": failed[:100]})
 
 
+def client_embedders(settings: Any) -> frozenset[str]:
+    """The embedders a client may name over REST: the built-in named ones (``e5-small``, ``use-m3``, ``hash`` …,
+    never a prefix such as ``st:``) and the server's own ``KAYNAK_EMBEDDER`` as configured."""
+    from kaynak.embeddings import _REGISTRY
+
+    named = {e.name for e in _REGISTRY.entries() if not e.is_prefix}
+    return frozenset({*named, str(settings.embedder).strip().lower()})
+
+
+REFUSAL = "kaynak.refusal"  # scope key: (action, collection, reason, extra) of a refused write, for the audit trail
+
+
+def note_refusal(scope: Scope, action: str, collection: str | None, reason: str, **extra: Any) -> None:
+    """Remember why this request's write was refused (``TeamGate`` records it in the audit trail)."""
+    scope[REFUSAL] = (action, collection, reason, extra)
+
+
 def caller_context(scope: Scope) -> CallerContext:
     """The route's view of the app's Context for this request (made once per request)."""
     found = scope.get("kaynak.caller_context")
@@ -437,16 +520,24 @@ class TeamGate:
         self.app = app
         self.team = team
         self.routes = list(routes)  # to name the route of a request refused before routing (metrics, log)
+        self.refusals = Buckets()  # refused writes recorded in the audit trail, per address (a flood is not)
+        self.streams: dict[str, int] = {}  # open GET /mcp event streams per caller
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from .limits import check_host  # (limits imports deps, which imports this module)
+
         started = time.perf_counter()
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        raw_headers = scope.get("headers", [])
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw_headers}
         given = headers.get(REQUEST_ID_HEADER, "")
-        request_id = given if _SANE_ID.match(given) else uuid.uuid4().hex
+        request_id = uuid.uuid4().hex  # always the server's own: the audit trail's ids are never a client's choice
+        client_id = given if _SANE_ID.match(given) else None
         scope[REQUEST_ID] = request_id
+        if client_id:
+            scope[CLIENT_REQUEST_ID] = client_id
         client = client_host(scope)
         path, method = scope.get("path", ""), scope.get("method", "")
         status = {"code": 500}
@@ -456,13 +547,19 @@ class TeamGate:
                 status["code"] = message["status"]
             await send(message)
 
-        reply = _ProblemIds(send_with_id, request_id)
+        no_store = path.startswith("/v1/") or path == "/mcp"
+        reply = _ProblemIds(send_with_id, request_id, client_id, no_store)
         try:
+            # Host / Origin first: a request a DNS-rebinding page or a foreign site sends costs nobody anything.
+            check_host(scope, headers, self.team.settings)
+            if sum(1 for k, _ in raw_headers if k.lower() == b"authorization") > 1:
+                raise UsageError("send one Authorization header, not several", "Authorization")
             if path not in LAZY_PATHS and not path.startswith("/static/"):
                 try:
                     quick = self.team.quick(headers)  # no thread hop when the database has nothing to say
                     scope[ACCESS] = quick or await anyio.to_thread.run_sync(self.team.resolve, headers, client, method)
                 except RateLimited:
+                    await anyio.sleep(WRONG_TOKEN_DELAY_S)  # a guess past the budget: slowed, never a lockout
                     raise
                 except KaynakError as err:  # a revoked token, the database away: said when a route needs it
                     scope[ACCESS] = err
@@ -473,7 +570,10 @@ class TeamGate:
         except KaynakError as err:
             await _send_error(reply, err, path)
         else:
-            await self.app(scope, receive, reply)
+            if path == "/mcp" and method == "GET":
+                await self._stream(scope, receive, reply, client)
+            else:
+                await self.app(scope, receive, reply)
             if (
                 self.team.settings.audit_searches
                 and path == "/v1/search"
@@ -483,26 +583,105 @@ class TeamGate:
             ):
                 await anyio.to_thread.run_sync(self._count_search, scope[ACCESS].name)
         finally:
-            elapsed = time.perf_counter() - started
-            route = route_label(scope, self.routes)
-            METRICS.observe_request(route, method, status["code"], elapsed)
-            access = scope.get(ACCESS)
-            request_log.info(
-                json.dumps(
-                    {
-                        "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                        "request_id": request_id,
-                        "method": method,
-                        "path": path,
-                        "route": route,
-                        "status": status["code"],
-                        "ms": round(elapsed * 1000, 1),
-                        "client": client,
-                        "token": access.name if isinstance(access, Access) else None,
-                    },
-                    ensure_ascii=False,
-                )
+            await self._after(scope, status["code"], time.perf_counter() - started, client)
+
+    async def _after(self, scope: Scope, status: int, elapsed: float, client: str) -> None:
+        """Metrics, the JSON request log line and, for a refused write, its audit entry."""
+        path, method = scope.get("path", ""), scope.get("method", "")
+        route = route_label(scope, self.routes)
+        METRICS.observe_request(route, method, status, elapsed)
+        access = scope.get(ACCESS)
+        line = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "request_id": scope.get(REQUEST_ID),
+            "method": method,
+            "path": path,
+            "route": route,
+            "status": status,
+            "ms": round(elapsed * 1000, 1),
+            "client": client,
+            "token": access.name if isinstance(access, Access) else None,
+        }
+        if scope.get(CLIENT_REQUEST_ID):
+            line["client_request_id"] = scope[CLIENT_REQUEST_ID]
+        request_log.info(log_safe(json.dumps(line, ensure_ascii=False)))
+        if self._refused(scope, method, path, status):
+            with contextlib.suppress(Exception):  # the answer is sent; a lost record is logged inside
+                await anyio.to_thread.run_sync(self._record_refusal, scope, method, route, status, client)
+
+    # ------------------------------------------------------------------ GET /mcp event streams
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, client: str) -> None:
+        """An MCP event stream (GET /mcp): at most ``MCP_STREAMS_PER_CALLER`` open per token (or address), each
+        closed after ``MCP_STREAM_MAX_S`` (clients reconnect); opening one spends the search budget."""
+        access = scope.get(ACCESS)
+        key = access.name if isinstance(access, Access) and access.name else f"address:{client}"
+        if self.streams.get(key, 0) >= MCP_STREAMS_PER_CALLER:
+            METRICS.inc("kaynak_rate_limited_total", {"budget": "streams"})
+            await _send_error(
+                send,
+                RateLimited(
+                    f"{MCP_STREAMS_PER_CALLER} MCP event streams are open for this caller already; close one first",
+                    retry_after=5,
+                ),
+                "/mcp",
             )
+            return
+        self.streams[key] = self.streams.get(key, 0) + 1
+        state = {"started": False, "ended": False}
+
+        async def tracking(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                state["ended"] = True
+            await send(message)
+
+        try:
+            with anyio.move_on_after(MCP_STREAM_MAX_S):
+                await self.app(scope, receive, tracking)
+            if state["started"] and not state["ended"]:  # the stream's time is up: end it cleanly
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            left = self.streams.get(key, 1) - 1
+            if left > 0:
+                self.streams[key] = left
+            else:
+                self.streams.pop(key, None)
+
+    # ------------------------------------------------------------------ refused writes in the audit trail
+    @staticmethod
+    def _refused(scope: Scope, method: str, path: str, status: int) -> bool:
+        if REFUSAL in scope:
+            return True
+        return method in WRITE_METHODS and path not in READ_POSTS and status in (401, 403)
+
+    def _record_refusal(self, scope: Scope, method: str, route: str, status: int, client: str) -> None:
+        if self.refusals.take(f"refused:{client}", REFUSALS_AUDITED_PER_MIN) > 0:
+            METRICS.inc("kaynak_refusals_not_audited_total")
+            return  # a flood of refusals from one address: counted, not each written down
+        noted: tuple[str, str | None, str, dict[str, Any]] = scope.get(REFUSAL) or (f"{method} {route}", None, "", {})
+        action, collection, reason, extra = noted
+        if collection is None:
+            collection = (scope.get("path_params") or {}).get("name")
+        access = scope.get(ACCESS)
+        detail: dict[str, Any] = {"attempt": action, "method": method, "route": route, "status": status, **extra}
+        if reason:
+            detail["reason"] = reason[:500]
+        if scope.get(CLIENT_REQUEST_ID):
+            detail["client_request_id"] = scope[CLIENT_REQUEST_ID]
+        try:
+            self.team.context.store.record_audit(
+                "refused",
+                access.name if isinstance(access, Access) else None,
+                client,
+                collection if isinstance(collection, str) else None,
+                [],
+                scope.get(REQUEST_ID),
+                detail,
+            )
+        except KaynakError as err:
+            log.error("audit entry for a refused %s could not be written: %s", action, err)
 
     def _count_search(self, token: str) -> None:
         try:
@@ -517,19 +696,40 @@ async def _send_error(send: Send, err: KaynakError, path: str) -> None:
     await send({"type": "http.response.body", "body": response.body})
 
 
-class _ProblemIds:
-    """``send`` that adds ``X-Request-ID`` to every response and ``request_id`` to every problem+json body."""
+# Characters that must not reach a log line raw: C0/C1 controls, line and paragraph separators, bidi controls.
+_UNSAFE_IN_LOGS = re.compile(
+    "[\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]"
+)
 
-    def __init__(self, send: Send, request_id: str) -> None:
+
+def log_safe(text: str) -> str:
+    """``text`` with control, separator and bidi characters written as ``\\uXXXX`` (JSON's own escape, so a JSON
+    line stays the same JSON), so that a path or header cannot break a log line or reorder what a reader sees."""
+    return _UNSAFE_IN_LOGS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _ProblemIds:
+    """``send`` that adds ``X-Request-ID`` (and the client's own id as ``X-Client-Request-ID``) to every response,
+    ``request_id`` to every problem+json body, and ``Cache-Control: no-store`` to API answers (they may hold
+    document text)."""
+
+    def __init__(self, send: Send, request_id: str, client_id: str | None = None, no_store: bool = False) -> None:
         self.send = send
         self.request_id = request_id
+        self.client_id = client_id
+        self.no_store = no_store
         self.start: Message | None = None
         self.body = b""
 
     async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+            drop = {b"x-request-id", b"x-client-request-id"}
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in drop]
             headers.append((b"x-request-id", self.request_id.encode()))
+            if self.client_id:
+                headers.append((b"x-client-request-id", self.client_id.encode()))
+            if self.no_store and not any(k.lower() == b"cache-control" for k, _ in headers):
+                headers.append((b"cache-control", b"no-store"))
             message = {**message, "headers": headers}
             content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
             if content_type.decode("latin-1").startswith(PROBLEM):

@@ -4,7 +4,8 @@
 as if the other collections did not exist: they are left out of listings and of ``*`` searches, and naming one,
 or reaching into one by a chunk id or document id, raises the same NotFound as a missing one, with the same
 message (the list of existing collections it gives names only visible ones). So an out-of-scope name or id
-answers exactly like a missing one (404), and names do not leak.
+answers exactly like a missing one (404), and names do not leak. A view may also hide the server's paths (a
+document's ``origin``) outside the collections its caller administers.
 
 Every read method that takes a collection, a name or an id is overridden here; a test
 (tests/api/test_team_access.py) fails when the store gains such a method without an override.
@@ -13,6 +14,7 @@ Every read method that takes a collection, a name or an id is overridden here; a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,13 +27,29 @@ from kaynak.types import ChunkRecord, Collection, DocumentInfo
 class ScopedStore(Store):
     """``Store`` restricted to ``_visible`` (collection names); built by ``scoped_view``, never directly."""
 
-    _visible: frozenset[str]
+    _visible: frozenset[str] | None  # None: every collection
+    _paths: frozenset[str] | None  # the collections whose server paths (a document's origin) it sees; None: all
 
     def __init__(self) -> None:  # pragma: no cover - made by copying a Store
         raise TypeError("use scoped_view(store, names)")
 
     def _sees(self, name: str) -> bool:
-        return name in self._visible
+        return self._visible is None or name in self._visible
+
+    def shows_paths(self, name: str) -> bool:
+        """Whether this caller may see the server's paths in collection ``name`` (admins of it)."""
+        return self._paths is None or name in self._paths
+
+    def _pathless(self, doc: DocumentInfo) -> DocumentInfo:
+        """``doc`` without the server path it was read from, unless the caller may see paths there."""
+        if doc.origin is None or self.shows_paths(doc.collection):
+            return doc
+        return dataclasses.replace(doc, origin=None)
+
+    def _wanted(self, names: Sequence[str] | None) -> list[str] | None:
+        if self._visible is None:
+            return None if names is None else list(names)
+        return sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
 
     def _check(self, collection: Collection) -> Collection:
         if not self._sees(collection.name):
@@ -51,7 +69,10 @@ class ScopedStore(Store):
     def get_collection(self, name: str) -> Collection:
         if not isinstance(name, str) or not self._sees(name):
             raise self._missing(str(name))
-        return super().get_collection(name)
+        try:
+            return super().get_collection(name)
+        except CollectionNotFound:  # in scope but missing: the store's message lists every collection
+            raise self._missing(name) from None
 
     def plan_facts(
         self,
@@ -61,25 +82,24 @@ class ScopedStore(Store):
         check_embedded: bool = False,
         limit: int = 64,
     ) -> tuple[list[Collection], dict[str, list[tuple[str, int]]], set[int]]:
-        wanted = sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
-        cols, terms, embedded = super().plan_facts(wanted, text, known_embedded, check_embedded, limit)
+        cols, terms, embedded = super().plan_facts(self._wanted(names), text, known_embedded, check_embedded, limit)
         return [c for c in cols if self._sees(c.name)], terms, embedded
 
     def document_languages(self, names: Sequence[str] | None = None) -> dict[str, list[str]]:
-        wanted = sorted(self._visible) if names is None else [n for n in names if self._sees(n)]
-        return {k: v for k, v in super().document_languages(wanted).items() if self._sees(k)}
+        return {k: v for k, v in super().document_languages(self._wanted(names)).items() if self._sees(k)}
 
     # ------------------------------------------------------------------ documents and pages (by collection)
     def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
-        return super().find_document(self._check(collection), source)
+        found = super().find_document(self._check(collection), source)
+        return None if found is None else self._pathless(found)
 
     def get_document(self, collection: Collection, source: str) -> DocumentInfo:
-        return super().get_document(self._check(collection), source)
+        return self._pathless(super().get_document(self._check(collection), source))
 
     def list_documents(
         self, collection: Collection, prefix: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[DocumentInfo]:
-        return super().list_documents(self._check(collection), prefix, limit, offset)
+        return [self._pathless(d) for d in super().list_documents(self._check(collection), prefix, limit, offset)]
 
     def count_documents(self, collection: Collection, prefix: str | None = None) -> int:
         return super().count_documents(self._check(collection), prefix)
@@ -196,11 +216,26 @@ UNSCOPED_OK = frozenset(
 )
 
 
-def scoped_view(store: Store, visible: frozenset[str] | None) -> Store:
-    """``store`` seeing only the collections ``visible`` (None: all of them, ``store`` itself)."""
-    if visible is None:
+def scoped_missing(store: Store, visible: frozenset[str], name: str) -> CollectionNotFound:
+    """The error a caller that sees only ``visible`` gets for a missing collection ``name`` (or one it may not
+    see): the message lists only the collections it may read."""
+    view = scoped_view(store, frozenset(visible))
+    assert isinstance(view, ScopedStore)
+    return view._missing(name)
+
+
+def scoped_view(store: Store, visible: frozenset[str] | None, paths: frozenset[str] | None = None) -> Store:
+    """``store`` seeing only the collections ``visible`` (None: all of them), and the server's paths (a document's
+    ``origin``) only in the collections ``paths`` (None: in all); ``store`` itself when both are None."""
+    if visible is None and paths is None:
         return store
     view = copy.copy(store)
     view.__class__ = ScopedStore
-    view._visible = frozenset(visible)  # type: ignore[attr-defined]
+    view._visible = None if visible is None else frozenset(visible)  # type: ignore[attr-defined]
+    view._paths = None if paths is None else frozenset(paths)  # type: ignore[attr-defined]
     return view
+
+
+def shows_paths(store: Store, name: str) -> bool:
+    """Whether the caller that ``store`` was scoped for may see server paths in collection ``name``."""
+    return not isinstance(store, ScopedStore) or store.shows_paths(name)

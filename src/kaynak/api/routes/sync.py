@@ -3,12 +3,14 @@ folders and their last sync, files pending, files failing with reasons, and whet
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 
 from kaynak.context import Context
+from kaynak.store.scoped import shows_paths
 
 from ..deps import Read, get_context
 from ..models import CollectionStatus
@@ -25,4 +27,8 @@ async def collection_status(name: str, ctx: Ctx) -> dict[str, Any]:
     unknown collection."""
     from kaynak.ingest.sync import collection_status as status
 
-    return await run_in_threadpool(status, ctx.search.store, name)
+    store = ctx.search.store
+    found = await run_in_threadpool(status, store, name)
+    if not shows_paths(store, name):  # the server's folders only to admins of the collection: their last name
+        found["roots"] = [{**r, "root": PurePath(r["root"]).name} for r in found["roots"]]
+    return found
