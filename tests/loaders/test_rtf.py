@@ -9,6 +9,7 @@ import pytest
 from kaynak.errors import CorruptFile
 from kaynak.loaders import load
 from testkit.format_samples import EN_PASSAGE, TR_PASSAGE, make_rtf
+from testkit.paths import FIXTURES
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -34,3 +35,43 @@ def test_rtf_deep_groups_and_not_rtf(tmp_path: Path) -> None:
     assert any("nested deeper" in w for w in doc.warnings)
     with pytest.raises(CorruptFile, match="not an RTF"):
         load(write(tmp_path, "x.rtf", b"plain text"))
+
+
+WORLD = FIXTURES / "world" / "tika"  # Apache Tika's test documents (Apache-2.0), author metadata removed
+
+
+def test_rtf_table_rows_keep_their_first_cell() -> None:
+    """Word writes a row's ``\\trowd`` properties again before ``\\row``, and rows after the first start without
+    one: the first cell of such a row was lost (testRTFVarious.rtf)."""
+    text = load(WORLD / "testRTFVarious.rtf").pages[0].text
+    assert "Row 1 Col 1 | Row 1 Col 2 | Row 1 Col 3\nRow 2 Col 1 | Row 2 Col 2 | Row 2 Col 3" in text
+
+
+def test_rtf_cells_without_a_row_end_are_read() -> None:
+    """testRTFTableCellSeparation2.rtf: two ``\\cell``s and no ``\\row``; it gave no text at all."""
+    doc = load(WORLD / "testRTFTableCellSeparation2.rtf")
+    assert doc.pages[0].text == "Fax / Phone Station | Fax / Phone #"
+
+
+def test_rtf_characters_outside_the_bmp() -> None:
+    """``\\uN`` surrogate pairs (Gothic letters) are joined into one character each; a lone half is replaced."""
+    assert load(WORLD / "testRTFUnicodeGothic.rtf").pages[0].text == "𐌲𐌿𐍄𐌹𐍃𐌺"
+    assert "𐌲𐌿𐍄𐌹𐍃𐌺" in load(WORLD / "testRTFVarious.rtf").pages[0].text
+
+
+def test_rtf_lone_surrogate_and_nested_cells(tmp_path: Path) -> None:
+    data = (
+        b"{\\rtf1\\ansi {\\uc1 a\\u-10179?b\\par}"
+        b"\\trowd\\intbl A\\cell \\intbl{\\itap2 x\\nestcell y\\nestcell{\\*\\nesttableprops\\trowd\\nestrow}}\\cell"
+        b"\\row}"
+    )
+    doc = load(write(tmp_path, "s.rtf", data))
+    assert "a\ufffdb" in doc.pages[0].text
+    assert "A | x | y;" in doc.pages[0].text
+
+
+def test_rtf_list_numbers_are_kept() -> None:
+    """``\\listtext`` holds the number Word shows before a list item ("1.", a bullet): it is text a person reads."""
+    text = load(WORLD / "testRTFListMicrosoftWord.rtf").pages[0].text
+    assert "1. one\n\n2. two\n\n3. three" in text
+    assert "1. a\n\n- aa" in text and "2. b\n\n3. c" in text

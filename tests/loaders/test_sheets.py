@@ -10,6 +10,7 @@ import pytest
 from kaynak.errors import CorruptFile, EncryptedFile
 from kaynak.loaders import load, sheets
 from testkit.format_samples import EN_PASSAGE, LAUGHS, TR_PASSAGE, make_xlsx, replace_member
+from testkit.paths import FIXTURES
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -107,3 +108,50 @@ def test_xlsx_formula_gives_its_cached_value(tmp_path: Path) -> None:
     )  # fmt: skip
     text = load(tmp_path / "out" / "butce.xlsx").pages[0].text
     assert "Kalem: Toplam; Tutar: 1650" in text and "SUM" not in text
+
+
+WORLD = FIXTURES / "world" / "tika"  # Apache Tika's test documents (Apache-2.0), author metadata removed
+
+
+def test_xlsx_strict_ooxml_is_read() -> None:
+    """testEXCEL.strict.xlsx (Excel's "Strict Open XML" namespaces, purl.oclc.org/ooxml/…) was reported as
+    having no text."""
+    doc = load(WORLD / "testEXCEL.strict.xlsx")
+    assert doc.metadata["sheets"] == ["First Sheet", "Sheet Number 2", "Sheet3"]
+    assert [p.sections[0].path for p in doc.pages] == ["First Sheet", "Sheet Number 2"]
+    assert "2nd row 2nd column" in doc.pages[0].text and "This one is red" in doc.pages[0].text
+    assert "cb=1; cb=10; cb=2; cb=sum" in doc.pages[1].text and "1; 10; 2; 13" in doc.pages[1].text
+
+
+def test_xlsx_cells_as_excel_shows_them() -> None:
+    """testEXCEL-formats.xlsx: each value through its number format, as Excel (and LibreOffice) show it."""
+    text = load(WORLD / "testEXCEL-formats.xlsx").pages[0].text
+    for shown in (
+        "Number #,##0.00 | 1,599.99 | -1,599.99",
+        "Currency $#,##0.00;[Red]($#,##0.00) | $1,599.99 | ($1,599.99)",
+        "Scientific 0.00E+00 | 1.98E+08 | -1.98E+08",
+        "Percentage (0.025) | 3% | 2.50%",
+        "Fraction (2.5) | 2 1/2",
+        "Time Format: h:mm AM/PM | 6:15 AM | 6:15 PM",
+        "Time Format: h:mm | 6:15 | 18:15",
+        "Date Format: m/d/yy | 10/3/2009",
+        "Date Format: d-mmm-yy | 17-May-07",
+        "Date/Time Format | 1/19/2008 4:35",
+        "Custom Number: | 19 dollars and .99 cents",
+        "Custom Date: | At 4:20 AM on Thursday May 17, 2007",
+    ):
+        assert shown in text, shown
+    assert "| 0.025" not in text and "1992-12-28" not in text
+
+
+def test_xlsx_rows_past_a_wrong_dimension_are_read() -> None:
+    """testEXCEL_poi.xlsx (written by Apache POI) declares <dimension ref="A1"/> over two rows: the second was
+    lost. Fixed decimals are shown as formatted."""
+    assert load(WORLD / "testEXCEL_poi.xlsx").pages[0].text == "format sheet\n11111.3\n11,111.2500"
+
+
+def test_xlsx_password_protected_is_encrypted_file() -> None:
+    path = WORLD / "testEXCEL_protected_passtika.xlsx"
+    with pytest.raises(EncryptedFile, match="password-protected; save it without a password first") as err:
+        load(path)
+    assert str(path) in str(err.value)

@@ -31,6 +31,7 @@ from .common import (
     meaningful_title,
     stem_title,
 )
+from .xmlsafe import refuse_ole
 from .zipguard import check_inflated
 
 MAX_MEMBERS = 10_000
@@ -54,6 +55,7 @@ _HEADING_STYLE_RE = re.compile(r"^heading\s*(\d)$", re.I)
 
 def check_zip(path: Path, data: bytes) -> None:
     """Reject what is not a sane DOCX container before anything is inflated."""
+    refuse_ole(path, data, "DOCX")  # a password-protected .docx is an OLE compound file, not a zip
     if not data.startswith(b"PK"):
         raise CorruptFile(path, "not a DOCX file (not a zip archive)")
     try:

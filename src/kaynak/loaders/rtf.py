@@ -5,7 +5,8 @@ tab, table cells (``\\cell``) join as ``cell | cell`` and ``\\row`` ends a row; 
 ``\\sbkpage``) starts a new page. Bytes written as ``\\'hh`` are decoded with the code page in force: the current
 font's ``\\fcharset`` (162 = Turkish → Windows-1254, 204 = Cyrillic, …) or the document's ``\\ansicpgN`` (1254 for
 Turkish documents); ``\\uN`` escapes give the character N and skip their ``\\ucN`` fallback characters. Headings
-are paragraphs with ``\\outlinelevelN`` or a style named ``heading N`` / ``Başlık N``. Not text: the font, colour,
+are paragraphs with ``\\outlinelevelN`` or a style named ``heading N`` / ``Başlık N``. List numbers and bullets
+are kept as Word shows them (``\\listtext``/``\\pntext``: "1.", "a)", "•"). Not text: the font, colour,
 style and list tables, ``\\info`` (its ``\\title`` becomes the title), pictures, objects, headers and footers,
 field instructions (their results are read), and any ``\\*`` destination kaynak does not know.
 """
@@ -29,7 +30,7 @@ _SKIP_DESTINATIONS = frozenset(
         b"headerf", b"footer", b"footerl", b"footerr", b"footerf", b"themedata", b"colorschememapping",
         b"latentstyles", b"datastore", b"xmlnstbl", b"listtable", b"listoverridetable", b"rsidtbl", b"generator",
         b"fldinst", b"bkmkstart", b"bkmkend", b"filetbl", b"revtbl", b"pgdsctbl", b"mmathPr", b"wgrffmtfilter",
-        b"nonshppict", b"shppict", b"blipuid", b"xmlopen", b"xmlclose", b"listtext", b"pntext", b"protusertbl",
+        b"nonshppict", b"shppict", b"blipuid", b"xmlopen", b"xmlclose", b"protusertbl",
         b"userprops", b"docvar", b"template", b"passwordhash", b"company", b"operator",
     }
 )  # fmt: skip
@@ -38,21 +39,25 @@ _CHARSETS = {
     161: "cp1253", 162: "cp1254", 163: "cp1258", 177: "cp1255", 178: "cp1256", 186: "cp1257", 204: "cp1251",
     222: "cp874", 238: "cp1250",
 }  # fmt: skip
+_SYMBOL_BULLETS = frozenset({0xB7, 0xA7, 0xA8, 0x6C, 0x6E, 0x71, 0xD8, 0xFC, 0x76})
 _HEADING_NAME = re.compile(r"^(heading|başlık|baslik)\s*(\d)", re.I)
 MAX_DEPTH = 1000
 
 
 class _State:
-    __slots__ = ("codec", "font", "skip", "uc")
+    __slots__ = ("codec", "font", "listtext", "skip", "uc")
 
-    def __init__(self, uc: int = 1, skip: bool = False, font: int | None = None, codec: str | None = None) -> None:
+    def __init__(
+        self, uc: int = 1, skip: bool = False, font: int | None = None, codec: str | None = None, listtext: bool = False
+    ) -> None:
         self.uc = uc
         self.skip = skip
         self.font = font
         self.codec = codec
+        self.listtext = listtext  # inside {\\listtext …}: the list number or bullet as Word shows it
 
     def copy(self) -> _State:
-        return _State(self.uc, self.skip, self.font, self.codec)
+        return _State(self.uc, self.skip, self.font, self.codec, self.listtext)
 
 
 def _fonts(data: bytes) -> dict[int, str]:
@@ -63,7 +68,7 @@ def _fonts(data: bytes) -> dict[int, str]:
         return out
     for m in re.finditer(rb"\\f(\d+)[^;{}]*?\\fcharset(\d+)", data[start : start + 200_000]):
         codec = _CHARSETS.get(int(m.group(2)))
-        if codec and codec != "symbol":
+        if codec:
             out[int(m.group(1))] = codec
     return out
 
@@ -103,24 +108,37 @@ class _Reader:
         self.styles = _style_levels(data)
         self.builder = PagedBuilder()
         self.para: list[str] = []
-        self.row: list[str] = []
+        self.row: list[str] = []  # the cells of the table row being read
+        self.in_table = False  # inside a table row: \\intbl, \\trowd or a \\cell seen since the last \\row
+        self.nest: list[str] = []  # the cells of a nested table's row (\\nestcell), joined into the outer cell
         self.level: int | None = None
         self.pending = bytearray()
         self.pending_codec = self.default
         self.deep = False
 
+    def text(self) -> str:
+        """The paragraph's text so far (emptied): ``\\uN`` surrogate pairs joined into one character, a lone
+        surrogate replaced."""
+        self.flush_bytes()
+        text = "".join(self.para)
+        self.para = []
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", errors="replace")
+        return text
+
     def flush_bytes(self) -> None:
         if self.pending:
-            self.para.append(bytes(self.pending).decode(self.pending_codec, errors="replace"))
+            if self.pending_codec == "symbol":  # Symbol/Wingdings glyphs: a list bullet, mostly
+                self.para.append("".join("•" if b in _SYMBOL_BULLETS else chr(b) for b in self.pending))
+            else:
+                self.para.append(bytes(self.pending).decode(self.pending_codec, errors="replace"))
             self.pending.clear()
 
     def end_paragraph(self) -> None:
-        self.flush_bytes()
-        if self.row:  # a paragraph inside a table cell: the cell goes on
+        if self.in_table:  # a paragraph inside a table cell: the cell goes on
             self.para.append(" ")
             return
-        text = "".join(self.para)
-        self.para = []
+        text = self.text()
         if self.level is not None and text.strip() and len(text) <= 300:
             self.builder.heading(self.level, text)
         else:
@@ -191,6 +209,10 @@ class _Reader:
                 continue
             if word is None:
                 continue  # bare newlines in the source are not text
+            if word in (b"listtext", b"pntext"):
+                state.listtext = True
+                dest_next = False
+                continue
             if dest_next or word in _SKIP_DESTINATIONS:
                 state.skip = state.skip or word != b"fldrslt"
                 dest_next = False
@@ -203,6 +225,10 @@ class _Reader:
                     code = n + 65536 if n < 0 else n
                     self.para.append(chr(code) if code < 0x110000 else "\ufffd")
                     skip_chars = state.uc
+            elif word == b"nestrow":  # Word writes it inside {\\*\\nesttableprops …}, a skipped destination
+                if any(self.nest):
+                    self.para.append(" | ".join(self.nest) + "; ")
+                self.nest = []
             elif state.skip:
                 continue
             elif word == b"f" and n is not None:
@@ -210,7 +236,7 @@ class _Reader:
                 state.codec = self.fonts.get(n)
             elif word in (b"par", b"sect"):
                 self.end_paragraph()
-            elif word == b"pard":
+            elif word == b"pard" and not state.listtext:
                 self.level = None
             elif word == b"outlinelevel" and n is not None:
                 self.level = n + 1 if 0 <= n < 9 else None
@@ -219,18 +245,16 @@ class _Reader:
             elif word == b"line":
                 self.para.append("\n")
             elif word == b"tab":
-                self.para.append("\t")
-            elif word == b"cell" or word == b"nestcell":
-                self.flush_bytes()
-                self.row.append(collapse_whitespace("".join(self.para)))
-                self.para = []
-            elif word == b"trowd" and not self.row:
-                self.row = [""]
-            elif word == b"row" or word == b"nestrow":
-                cells = self.row[1:]
-                self.row = []
-                if any(cells):
-                    self.builder.block(" | ".join(cells), sep="\n")
+                self.para.append(" " if state.listtext else "\t")
+            elif word == b"cell":
+                self.in_table = True
+                self.row.append(collapse_whitespace(self.text()))
+            elif word in (b"trowd", b"intbl"):
+                self.in_table = True
+            elif word == b"row":
+                self.end_row()
+            elif word == b"nestcell":
+                self.nest.append(collapse_whitespace(self.text()))
             elif word == b"page":
                 self.end_paragraph()
                 self.builder.page_break()
@@ -244,7 +268,16 @@ class _Reader:
                 self.para.append("“" if word == b"ldblquote" else "”")
             elif word == b"bullet":
                 self.para.append("•")
+        if self.in_table:  # cells without a closing \\row (a cut file, or a writer that leaves it out)
+            if "".join(self.para).strip():
+                self.row.append(collapse_whitespace(self.text()))
+            self.end_row()
         self.end_paragraph()
+
+    def end_row(self) -> None:
+        cells, self.row, self.in_table = self.row, [], False
+        if any(cells):
+            self.builder.block(" | ".join(cells), sep="\n")
 
 
 def load_rtf(path: Path, data: bytes) -> LoadedDocument:

@@ -1,16 +1,18 @@
 """Spreadsheet loaders (XLSX/XLSM with openpyxl, CSV/TSV with the standard library) and the row renderer ODS shares.
 
-Every sheet is one page whose section is the sheet name. A row becomes one line a question can match: with a header
-row (the first non-empty row, when it is all text), ``Header: value; Header: value``; without one,
-``value | value``. Empty rows and cells are skipped; formulas give their cached value (openpyxl ``data_only``), never
-the formula. A workbook is read up to ``MAX_CELLS`` non-empty cells and ``MAX_COLUMNS`` columns a row; past that,
-the rest of the sheet is left out with a warning naming it, so a sheet of a million rows costs bounded time and
-memory (its XML is streamed: the zip guard leaves worksheets to this cap).
+Every sheet is one page whose section is the sheet name. XLSX cells are the text a person sees in Excel: each value
+rendered through its number format (kaynak.loaders.numfmt: "2.50%", "6:15 AM", "$1,234.50", "1,234,567.89"). Strict
+OOXML workbooks (namespaces under ``http://purl.oclc.org/ooxml/``, which openpyxl does not know) are read after
+their namespaces are mapped to the transitional ones, within the zip guard's inflation budget. A row becomes one
+line a question can match: with a header row (the first non-empty row, when it is all text), ``Header: value;
+Header: value``; without one, ``value | value``. Empty rows and cells are skipped; formulas give their cached value
+(openpyxl ``data_only``), never the formula. A workbook is read up to ``MAX_CELLS`` non-empty cells and
+``MAX_COLUMNS`` columns a row; past that, the rest of the sheet is left out with a warning naming it, so a sheet of
+a million rows costs bounded time and memory (its XML is streamed: the zip guard leaves worksheets to this cap).
 
-CSV/TSV bytes are decoded like text files (UTF-8 with or without BOM, UTF-16, Windows-1254; nothing else);
-``.tsv`` is tab-separated, a ``.csv`` delimiter is the one of ``, ; TAB |`` that splits the first lines most
-consistently. A field longer than ``MAX_FIELD`` characters is cut, with a warning.
-"""
+CSV/TSV bytes are decoded like text files (UTF-8 with or without BOM, UTF-16, Windows-1254; nothing else); ``.tsv``
+is tab-separated, a ``.csv`` delimiter is the one of ``, ; TAB |`` that splits the first lines most consistently. A
+field longer than ``MAX_FIELD`` characters is cut, with a warning."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import csv
 import datetime as _dt
 import io
 import re
+import warnings as warnings_module
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,12 +30,15 @@ from kaynak.types import LoadedDocument, Page
 
 from .common import TextBuilder, collapse_whitespace, json_safe, meaningful_title, stem_title
 from .normalize import NotText, decode_text
+from .numfmt import format_value, general
 from .xmlsafe import open_zip, parse_xml
+from .zipguard import check_inflated
 
 MAX_CELLS = 1_000_000
 MAX_COLUMNS = 1_000
 MAX_FIELD = 100_000
 MAX_SHEETS = 1_000
+MAX_SHEET_ROWS = 1_048_576  # Excel's limit
 MAX_EMPTY_ROWS = 2_000_000  # rows looked at in a sheet without finding text, before giving up on it
 
 
@@ -109,7 +115,7 @@ def cell_text(value: Any) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float):
-        return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+        return general(value)
     if isinstance(value, _dt.datetime):
         return value.date().isoformat() if value.time() == _dt.time() else value.isoformat(sep=" ")
     if isinstance(value, _dt.date | _dt.time):
@@ -148,13 +154,18 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
     import openpyxl
 
     _no_dimension_scan()
+    source = _transitional(path, data) if _is_strict(zf) else data
     try:
-        wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
+        with warnings_module.catch_warnings():  # openpyxl's notes on styles and extensions are not the user's
+            warnings_module.simplefilter("ignore")
+            wb = openpyxl.load_workbook(io.BytesIO(source), read_only=True, data_only=True, keep_links=False)
     except Exception as err:
         raise CorruptFile(path, f"not a readable Excel workbook ({type(err).__name__}: {err})") from None
     warnings: list[str] = []
     try:
-        sheets = _read_sheets(wb, warnings)
+        with warnings_module.catch_warnings():
+            warnings_module.simplefilter("ignore")
+            sheets = _read_sheets(wb, warnings)
         metadata, raw_title = _xlsx_metadata(wb, sheets)
     except CorruptFile:
         raise
@@ -200,13 +211,82 @@ def _read_sheets(wb: Any, warnings: list[str]) -> list[SheetText]:
         sheets.append(sheet)
         if getattr(ws, "sheet_state", "visible") != "visible":
             warnings.append(f"sheet {ws.title!r} is hidden; read anyway")
-        width = min(ws.max_column or MAX_COLUMNS, MAX_COLUMNS + 1)  # a lying <dimension> pads no row past this
-        for row in ws.iter_rows(max_col=width, values_only=True):
-            if not sheet.add(row):
+        # <dimension> is a hint some writers get wrong (POI writes A1 for a sheet of many rows): every row is read,
+        # each as wide as its last cell; SheetText keeps the first MAX_COLUMNS
+        ws.reset_dimensions()
+        formats: dict[int, str | None] = {}
+        for row in ws.iter_rows(max_row=MAX_SHEET_ROWS):
+            if not sheet.add([_shown(cell, formats) for cell in row]):
                 break
         if budget[0] <= 0:
             break
     return sheets
+
+
+# Built-in formats 14 and 22 are "the system's short date": Excel and LibreOffice in en-US show 10/3/2009.
+_SYSTEM_DATES = {14: "m/d/yyyy", 22: "m/d/yyyy h:mm"}
+
+
+def _shown(cell: Any, formats: dict[int, str | None]) -> str | None:
+    """The text Excel shows for a read-only cell: its value through its number format."""
+    value = cell.value
+    if value is None:
+        return None
+    if isinstance(value, str) and not value.startswith("="):
+        return value
+    style = getattr(cell, "_style_id", 0)
+    if style not in formats:
+        try:
+            formats[style] = _SYSTEM_DATES.get(cell.style_array.numFmtId) or cell.number_format
+        except Exception:  # a style index past the workbook's style table
+            formats[style] = None
+    return format_value(value, formats[style])
+
+
+_STRICT = b"http://purl.oclc.org/ooxml/"
+_STRICT_TO_TRANSITIONAL = (
+    (b"http://purl.oclc.org/ooxml/spreadsheetml/main", b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"),
+    (b"http://purl.oclc.org/ooxml/officeDocument/relationships/extendedProperties",
+     b"http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties"),
+    (b"http://purl.oclc.org/ooxml/officeDocument/relationships",
+     b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"),
+    (b"http://purl.oclc.org/ooxml/officeDocument/extendedProperties",
+     b"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"),
+    (b"http://purl.oclc.org/ooxml/officeDocument/customProperties",
+     b"http://schemas.openxmlformats.org/officeDocument/2006/custom-properties"),
+    (b"http://purl.oclc.org/ooxml/officeDocument/docPropsVTypes",
+     b"http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes"),
+    (b"http://purl.oclc.org/ooxml/drawingml/", b"http://schemas.openxmlformats.org/drawingml/2006/"),
+)  # fmt: skip
+
+
+def _is_strict(zf: Any) -> bool:
+    """A Strict OOXML workbook: its workbook relationships use the ``purl.oclc.org/ooxml`` namespaces."""
+    for name in ("xl/_rels/workbook.xml.rels", "_rels/.rels"):
+        if name in zf.namelist():
+            with zf.open(name) as fh:
+                if _STRICT in fh.read(1 << 20):
+                    return True
+    return False
+
+
+def _transitional(path: Path, data: bytes) -> bytes:
+    """The Strict workbook in ``data`` rewritten with transitional namespaces, so that openpyxl reads it. Every
+    part is inflated here, so the whole archive (worksheets too) is first held to the zip guard's budget."""
+    import zipfile
+
+    check_inflated(path, data, kind="XLSX")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if info.is_dir():
+                continue
+            part = src.read(info)
+            if info.filename.endswith((".xml", ".rels")) and _STRICT in part:
+                for strict, transitional in _STRICT_TO_TRANSITIONAL:
+                    part = part.replace(strict, transitional)
+            dst.writestr(info.filename, part)
+    return out.getvalue()
 
 
 def _xlsx_metadata(wb: Any, sheets: list[SheetText]) -> tuple[dict[str, Any], str | None]:

@@ -1,15 +1,17 @@
 """Opening zip-based office files (OpenDocument, PPTX, XLSX, EPUB, UDF) and parsing their XML parts safely.
 
 ``open_zip`` refuses what is not a sane container before anything is parsed: an encrypted Office file (an OLE
-compound file, not a zip), not a zip, too many members, or more inflated bytes than the zip guard allows
-(kaynak.loaders.zipguard measures by inflating, never trusting declared sizes). ``parse_xml`` / ``parse_xml_bytes``
-parse a part with defusedxml, which refuses any DTD, entity declaration or external reference, so billion laughs and
-XXE end as CorruptFile naming the part; ``read_member`` reads one part within a byte limit.
-"""
+compound file holding ``EncryptionInfo`` and ``EncryptedPackage`` streams, not a zip; ``refuse_ole``, which the DOCX
+loader calls too), an old binary Office file under a new extension, not a zip, too many members, or more inflated
+bytes than the zip guard allows (kaynak.loaders.zipguard measures by inflating, never trusting declared sizes).
+``parse_xml`` / ``parse_xml_bytes`` parse a part with defusedxml, which refuses any DTD, entity declaration or
+external reference, so billion laughs and XXE end as CorruptFile naming the part; ``read_member`` reads one part
+within a byte limit."""
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -27,14 +29,49 @@ MAX_PART_BYTES = 256 * 1024 * 1024
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # compound file: legacy Office, or an encrypted OOXML file
 
 
+def _ole_stream_name(name: str) -> re.Pattern[bytes]:
+    """A compound-file directory entry name (UTF-16LE, compared without case as the format does)."""
+    return re.compile(b"".join(re.escape(bytes([c])) + b"\x00" for c in name.encode("ascii")), re.I)
+
+
+_ENCRYPTION_INFO = _ole_stream_name("EncryptionInfo")
+_ENCRYPTED_PACKAGE = _ole_stream_name("EncryptedPackage")
+
+
+def is_encrypted_ooxml(data: bytes) -> bool:
+    """True when ``data`` is an OLE compound file holding the ``EncryptionInfo`` and ``EncryptedPackage`` streams:
+    what Word, Excel and PowerPoint write for a .docx/.xlsx/.pptx saved with a password to open."""
+    if not data.startswith(OLE_MAGIC):
+        return False
+    return _ENCRYPTION_INFO.search(data) is not None and _ENCRYPTED_PACKAGE.search(data) is not None
+
+
+_LEGACY_STREAMS = tuple(_ole_stream_name(n) for n in ("WordDocument", "Workbook", "PowerPoint Document"))
+
+
+def refuse_ole(path: Path, data: bytes, kind: str) -> None:
+    """Refuse an OOXML file that is an OLE compound file: EncryptedFile when it is password-protected, CorruptFile
+    when it is an old binary Office file under the new extension. Does nothing for any other bytes."""
+    if not data.startswith(OLE_MAGIC):
+        return
+    if is_encrypted_ooxml(data):
+        raise EncryptedFile(path, f"{kind} file is password-protected; save it without a password first")
+    if any(p.search(data) for p in _LEGACY_STREAMS):
+        raise CorruptFile(
+            path,
+            f"not a {kind} file: it is an old binary Office file (.doc, .xls or .ppt) saved with the {kind} "
+            f"extension; rename it or save it again as {kind}",
+        )
+    raise EncryptedFile(
+        path,
+        f"not a plain {kind} file: it is an OLE compound file, as a password-protected (encrypted) {kind} is; "
+        "save it without a password first",
+    )
+
+
 def open_zip(path: Path, data: bytes, kind: str, skip: frozenset[str] = frozenset()) -> zipfile.ZipFile:
     """The zip archive in ``data`` after the guard's checks; ``kind`` names the format in every refusal."""
-    if data.startswith(OLE_MAGIC):
-        raise EncryptedFile(
-            path,
-            f"not a plain {kind} file: it is password-protected (encrypted) or an old binary Office file saved "
-            "with the wrong extension; remove the password (or save it again as " + kind + ") and ingest it again",
-        )
+    refuse_ole(path, data, kind)
     if not data.startswith(b"PK"):
         raise CorruptFile(path, f"not a {kind} file (not a zip archive)")
     try:
