@@ -1,7 +1,12 @@
-"""Language detection for new collections: is this text Turkish, English, or neither clearly?
+"""Language detection of documents and collections: is this text Turkish, English, or neither clearly?
 
 Only the two first-class languages are told apart; anything else (or a mix) is ``None`` and the caller falls
 back to the ``simple`` text-search configuration, which does not stem at all and so cannot stem wrongly.
+
+Each document's keyword postings are stemmed in its own language (``detect_document``, ``keyword_language``,
+docs/adr/0035): Turkish or English when its text says so; ``simple`` when it is long and has almost none of
+either language's evidence (another language); the collection's language when it is too short to tell or mixes
+the two (so a document whose language flips between pages gets one language, the same on every run).
 
 The signal is deliberately simple and fast (a few microseconds per kilobyte, no model):
 
@@ -17,7 +22,7 @@ weighted by their length: one language must hold ``min_share`` of the decided te
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from kaynak.text import tr_lower
 
@@ -43,8 +48,15 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 def language_evidence(text: str, max_chars: int = 20_000) -> tuple[int, int]:
     """(Turkish hits, English hits) in the first ``max_chars`` characters of ``text``."""
+    tr, en, _ = _evidence(text[:max_chars])
+    return tr, en
+
+
+def _evidence(text: str) -> tuple[int, int, int]:
+    """(Turkish hits, English hits, words) of ``text``."""
     tr = en = 0
-    for word in _WORD.findall(text[:max_chars]):
+    words = _WORD.findall(text)
+    for word in words:
         if _TURKISH_LETTERS.search(word):  # letters only Turkish uses (of the two), looked at before lowering
             tr += 1
             continue
@@ -53,7 +65,7 @@ def language_evidence(text: str, max_chars: int = 20_000) -> tuple[int, int]:
             en += 1
         elif low in TURKISH_WORDS:
             tr += 1
-    return tr, en
+    return tr, en, len(words)
 
 
 def _decide(tr: float, en: float, min_evidence: float, min_share: float) -> str | None:
@@ -81,3 +93,56 @@ def detect_collection_language(texts: Iterable[str], *, min_share: float = 0.8) 
         if lang is not None:
             weight[lang] += min(len(text), 20_000)
     return _decide(weight["turkish"], weight["english"], 1.0, min_share)
+
+
+#: The result of ``detect_document`` for a long text with almost no Turkish or English evidence.
+OTHER = "other"
+#: Pages of a document whose text decides its language: this many, evenly spaced, the first and last included.
+SAMPLE_PAGES = 10
+#: Characters of each sampled page looked at (10 pages: 40,000 characters at most, well under a millisecond).
+PAGE_CHARS = 4_000
+#: ``OTHER`` needs at least this many words, fewer than ``OTHER_MAX_SHARE`` of them evidence of either language
+#: (English prose has 25-40 % function words; Turkish prose 15-30 % words with ı ğ ş or function words).
+OTHER_MIN_WORDS = 300
+OTHER_MAX_SHARE = 0.02
+
+
+def sample_indices(pages: int) -> list[int]:
+    """The 0-based indices of the pages of a ``pages``-page document whose text ``detect_document`` reads: all of
+    them up to ``SAMPLE_PAGES``, else ``SAMPLE_PAGES`` evenly spaced, first and last included (integer
+    arithmetic: the store's migration picks the same pages in SQL)."""
+    if pages <= SAMPLE_PAGES:
+        return list(range(max(pages, 0)))
+    return sorted({j * (pages - 1) // (SAMPLE_PAGES - 1) for j in range(SAMPLE_PAGES)})
+
+
+def detect_document(pages: Sequence[str]) -> str | None:
+    """A document's language from its pages' texts (all pages, in order; only ``sample_indices`` of them, the
+    first ``PAGE_CHARS`` characters of each, are read): ``turkish``, ``english``, ``OTHER`` (long, and almost no
+    evidence of either: another language), or None (too short to tell, or both languages without a clear
+    majority, as in a document whose language flips between pages)."""
+    tr = en = words = 0
+    for i in sample_indices(len(pages)):
+        t, e, w = _evidence(pages[i][:PAGE_CHARS])
+        tr, en, words = tr + t, en + e, words + w
+    decided = _decide(tr, en, 5, 0.75)
+    if decided is None and words >= OTHER_MIN_WORDS and tr + en < OTHER_MAX_SHARE * words:
+        return OTHER
+    return decided
+
+
+def keyword_language(detected: str | None, default: str) -> str:
+    """The text search configuration a document's keyword postings are stemmed with: its detected language
+    (``turkish``, ``english``; ``OTHER`` → ``simple``, which does not stem), else ``default`` (the collection's
+    language)."""
+    if detected in ("turkish", "english"):
+        return detected
+    if detected == OTHER:
+        return "simple"
+    return default
+
+
+def stored_language(detected: str | None) -> str | None:
+    """What ``documents.language`` holds for ``detected``: Turkish or English, else NULL (ADR 0017's
+    cross-language rule compares it with the query's language)."""
+    return detected if detected in ("turkish", "english") else None

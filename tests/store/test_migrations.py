@@ -49,6 +49,7 @@ PINNED = {
     "0014_chunk_sentences.sql": "15b32609cb9f973fa65367f0eed0c9974f17a347f8468a569a90dee751e200d7",
     "0015_bm25_key_range.sql": "8cd350524c7a34e23075e060e1d1e334427122c66b3e8b7a91844c388fb5367e",
     "0016_bm25_array_probes.sql": "727db0af1594b7aed88efadc8d65abaa41ac9b56f353e767b8417a62f7c5f3ef",
+    "0017_document_keyword_language.sql": "7b14e0a91dc4420daa685c5990ab8095e16afd7d4e61f169ee938ddc7f3998ec",
 }
 
 DOCS = {
@@ -229,6 +230,9 @@ def test_fresh_and_upgraded_step_by_step_are_the_same(new_database: Callable[[],
         for version in range(2, migrations.LATEST + 1):
             assert migrations.apply(conn, upto=version) == [version]
         assert migrations.current_version(conn) == migrations.LATEST
+    with Store(old, pool_size=1) as store:  # what `kaynak migrate` does next: analyses stemmed as ingest stems
+        store.fill_sentences()
+    assert _analyses(old) == _analyses(fresh)
     assert _schema(old) == _schema(fresh)
     assert _contents(old) == _contents(fresh)
     assert_close(_answers(old, name), _answers(fresh, name))
@@ -314,7 +318,7 @@ def test_a_schema_only_upgrade_vacuums_nothing(
     assert migrate(old, upto=12) == [12]
     called: list[str] = []
     monkeypatch.setattr(migrations, "settle", lambda conn: called.append("settle") or [])
-    assert migrate(old) == UPGRADE[1:]
+    assert migrate(old, upto=16) == list(range(13, 17))  # 13-16 are schema only; 17 rewrites again
     assert called == []
 
 
@@ -390,7 +394,8 @@ def test_cli_migrate_takes_a_backup_first(
     res = CliRunner().invoke(app, ["migrate", "--backup", str(tmp_path / "before.dump")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "before.dump").stat().st_size > 0 and "applied migrations 12" in res.stdout
-    assert "VACUUM (ANALYZE) of the rewritten tables" in res.stdout and "vacuumed and analysed" in res.stdout
+    out = " ".join(res.stdout.split())  # the terminal's width may wrap a line anywhere
+    assert "VACUUM (ANALYZE) of the rewritten tables" in out and "vacuumed and analysed" in out
 
 
 def test_a_server_told_to_migrate_always_backs_up_first(

@@ -34,6 +34,10 @@ _HNSW_SETTINGS = (
 _HNSW_SET = "_kaynak_hnsw_ef"  # on a pooled connection: the ef_search its session was set to
 
 MAX_QUERY_LEXEMES = 64
+
+#: The text search configurations a document's keyword postings may be stemmed with (documents.keyword_language;
+#: kaynak.langdetect.keyword_language): a search analyses its query in each one a collection's documents use.
+STEMMINGS = ("turkish", "english", "simple")
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
 # A score as a share of its collection's best (``keyword_search(per_collection=True)``).
@@ -500,7 +504,14 @@ class RetrievalMixin(StoreBase):
         of their languages the lexemes of ``text`` (``query_lexemes``) each with how many chunks of that language's
         collections contain it (when ``text`` is given), and — with ``check_embedded`` — the ids among them whose
         chunks have embeddings (those in ``known_embedded`` are taken as they are). Names that do not exist are
-        left out (the caller names them)."""
+        left out (the caller names them).
+
+        A collection whose documents are stemmed in other languages too (``documents.keyword_language``: a mixed
+        folder) has the query analysed in each of them as well: another language's lexeme of a word follows the
+        collection language's when it is new and occurs in the collections (document frequency above 0), and
+        then replaces the collection language's lexeme of that word (same position) if that one occurs nowhere.
+        A collection of one language plans exactly as before, and the keyword leg ranks all of a collection's
+        postings in one BM25 with the collection's own statistics (docs/adr/0035)."""
         with self._conn() as conn:
             rows = conn.execute(
                 """
@@ -520,19 +531,23 @@ class RetrievalMixin(StoreBase):
                         SELECT 1 FROM documents d WHERE d.collection_id = ANY(g.ids) AND d.keyword_language = x.cfg)
                 ),
                 lexemes AS (
-                    SELECT a.language, a.extra, u.lexeme, u.pos, (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
-                           WHERE st.collection_id = ANY(a.ids) AND st.lexeme = u.lexeme)::bigint AS df
+                    SELECT a.language, a.extra, a.cfg::oid AS cfg, u.lexeme, u.pos,
+                           (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
+                            WHERE st.collection_id = ANY(a.ids) AND st.lexeme = u.lexeme)::bigint AS df
                     FROM analyses a,
                          LATERAL (SELECT v.lexeme, v.positions[1] AS pos
                                   FROM unnest(to_tsvector(a.cfg, tr_lower(%(text)s::text))) v
                                   ORDER BY v.positions[1] LIMIT %(limit)s) u
                     WHERE %(text)s::text IS NOT NULL
                 ),
-                terms AS (  -- another language's lexemes only where they differ and occur (docs/adr/0035)
+                terms AS (  -- per word: another language's lexeme where it is new and occurs (docs/adr/0035)
                     SELECT language, lexeme, extra * 100000 + pos AS pos, df FROM lexemes l
-                    WHERE extra = 0 OR (df > 0 AND NOT EXISTS (
-                        SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.lexeme = l.lexeme
-                        AND (o.extra, o.pos) < (l.extra, l.pos)))
+                    WHERE (extra = 0 AND (df > 0 OR NOT EXISTS (
+                              SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.extra = 1
+                              AND o.pos = l.pos AND o.df > 0)))
+                       OR (extra = 1 AND df > 0 AND NOT EXISTS (
+                              SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.lexeme = l.lexeme
+                              AND (o.extra, o.pos, o.cfg) < (l.extra, l.pos, l.cfg)))
                 )
                 SELECT 0 AS kind, id, name, language, embedder, dim, documents, chunks, created,
                        CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true

@@ -19,7 +19,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from kaynak.errors import DataRejected, DocumentRejected, StoreError, WriteConflict
-from kaynak.langdetect import detect_language
+from kaynak.langdetect import detect_document, keyword_language, stored_language
 from kaynak.quotes import analyse, encode
 from kaynak.store.base import StoreBase, like_escape
 from kaynak.store.boundary import one
@@ -45,6 +45,15 @@ _POSTINGS_OF_DOCUMENT = """
     CROSS JOIN LATERAL unnest(h.v) u
     WHERE c.document_id = %s
 """
+
+
+def document_languages(pages: Sequence[Page], collection: Collection) -> tuple[str | None, str]:
+    """A document's ``documents.language`` (Turkish, English or None: what the cross-language rule compares) and
+    the text search configuration its chunks, postings and sentence analyses are stemmed with (its own language;
+    ``simple`` for another language; the collection's when too short to tell or mixed: docs/adr/0035)."""
+    detected = detect_document([p.text for p in pages])
+    return stored_language(detected), keyword_language(detected, collection.language)
+
 
 #: Chunks whose sentences one stemming statement analyses at ingest (a mailbox of 10,000 messages is a few).
 ANALYSIS_BATCH = 500
@@ -172,7 +181,7 @@ class WritesMixin(StoreBase):
         file_stat: tuple[int, int] | None = None,
     ) -> int | None:
         size, mtime_ns = file_stat if file_stat is not None else (None, None)
-        language = detect_language("\n".join(p.text[:20_000] for p in pages[:5]))  # documents.language
+        language, stemming = document_languages(pages, collection)
         with self._conn() as conn, conn.transaction():
             conn.execute("SET CONSTRAINTS documents_stats DEFERRED")  # collection_stats at commit (migration 8)
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{collection.id}\x1f{source}",))
@@ -187,8 +196,8 @@ class WritesMixin(StoreBase):
             doc_id = one(
                 conn.execute(
                     "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                    "warnings, origin, file_size, file_mtime_ns, language) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    "warnings, origin, file_size, file_mtime_ns, language, keyword_language) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                     (
                         collection.id,
                         source,
@@ -202,6 +211,7 @@ class WritesMixin(StoreBase):
                         size,
                         mtime_ns,
                         language,
+                        stemming,
                     ),
                 )
             )[0]
@@ -231,11 +241,11 @@ class WritesMixin(StoreBase):
                                 c.char_start,
                                 c.char_end,
                                 c.text,
-                                collection.language,
+                                stemming,
                                 vec,
                             )
                         )
-            write_sentences(conn, collection.id, collection.language, [(doc_id, c.ord, c.text) for c in chunks])
+            write_sentences(conn, collection.id, stemming, [(doc_id, c.ord, c.text) for c in chunks])
             conn.execute(_POSTINGS_OF_DOCUMENT, (doc_id,))
             conn.execute(
                 "UPDATE documents SET token_count = "
@@ -253,19 +263,21 @@ class WritesMixin(StoreBase):
         if not members:
             return {}
         params = []
+        stemmings: list[str] = []
         for m in members:
             size, mtime_ns = m.file_stat if m.file_stat is not None else (None, None)
-            language = detect_language("\n".join(p.text[:20_000] for p in list(m.pages)[:5]))
+            language, stemming = document_languages(m.pages, collection)
+            stemmings.append(stemming)
             params.append(
                 (collection.id, m.source, m.sha256, m.title, len(m.pages), len(m.chunks), Jsonb(m.metadata),
-                 Jsonb(list(m.warnings)), m.origin, size, mtime_ns, language)
+                 Jsonb(list(m.warnings)), m.origin, size, mtime_ns, language, stemming)
             )  # fmt: skip
         ids: list[int] = []
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO documents (collection_id, source, sha256, title, page_count, chunk_count, metadata, "
-                "warnings, origin, file_size, file_mtime_ns, language) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                "warnings, origin, file_size, file_mtime_ns, language, keyword_language) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                 params,
                 returning=True,
             )
@@ -281,17 +293,20 @@ class WritesMixin(StoreBase):
                 "COPY chunks (id, collection_id, document_id, ord, page, section, char_start, char_end, "
                 "text, language, embedding) FROM STDIN"
             ) as copy:
-                for doc_id, m in zip(ids, members, strict=True):
+                for doc_id, m, stemming in zip(ids, members, stemmings, strict=True):
                     for i, c in enumerate(m.chunks):
                         vec = None
                         if m.embeddings is not None:
                             vec = "[" + ",".join(repr(float(x)) for x in m.embeddings[i]) + "]"
                         copy.write_row(
                             (chunk_id(collection.name, m.source, m.sha256, c.ord), collection.id, doc_id, c.ord,
-                             c.page, c.section, c.char_start, c.char_end, c.text, collection.language, vec)
+                             c.page, c.section, c.char_start, c.char_end, c.text, stemming, vec)
                         )  # fmt: skip
-        sentences = [(d, c.ord, c.text) for d, m in zip(ids, members, strict=True) for c in m.chunks]
-        write_sentences(conn, collection.id, collection.language, sentences)
+        by_language: dict[str, list[tuple[int, int, str]]] = {}
+        for d, m, stemming in zip(ids, members, stemmings, strict=True):
+            by_language.setdefault(stemming, []).extend((d, c.ord, c.text) for c in m.chunks)
+        for stemming, sentences in sorted(by_language.items()):
+            write_sentences(conn, collection.id, stemming, sentences)
         conn.execute(_POSTINGS_OF_DOCUMENTS, (ids,))
         conn.execute(
             "UPDATE documents d SET token_count = coalesce(t.n, 0) FROM "
@@ -392,7 +407,8 @@ class WritesMixin(StoreBase):
         while total and not (stop is not None and stop.is_set()):
             with self._conn() as conn, conn.transaction():
                 docs = conn.execute(
-                    "SELECT p.document_id, p.collection_id, col.language::text FROM chunk_sentences_pending p "
+                    "SELECT p.document_id, p.collection_id, coalesce(d.keyword_language::text, col.language::text) "
+                    "FROM chunk_sentences_pending p "
                     "JOIN documents d ON d.id = p.document_id JOIN collections col ON col.id = p.collection_id "
                     "WHERE %(c)s::bigint IS NULL OR p.collection_id = %(c)s ORDER BY p.document_id LIMIT %(n)s "
                     "FOR UPDATE OF p SKIP LOCKED FOR SHARE OF d SKIP LOCKED",

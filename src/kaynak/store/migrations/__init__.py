@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 
 from kaynak.errors import MigrationRequired, SchemaTooNew
-from kaynak.store.migrations import steps
+from kaynak.store.migrations import m17_keyword_language, steps
 from kaynak.store.migrations.steps import Backfill, run_file
 
 # pg_advisory_xact_lock key for migrations: any fixed 64-bit number unique to kaynak ("kaynak" in ASCII).
@@ -108,6 +108,12 @@ MIGRATIONS: list[Migration] = [
         16,
         "kaynak_bm25_topk completes its candidates' scores by one index scan per term (issue 30)",
         run_file("0016_bm25_array_probes.sql"),
+    ),
+    Migration(
+        17,
+        "documents.keyword_language: each document stemmed in its own language (issue 50)",
+        run_file("0017_document_keyword_language.sql"),
+        m17_keyword_language.M17,
     ),
 ]
 
