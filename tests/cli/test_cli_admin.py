@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kaynak.cli import app
+from kaynak.store import Store
 
 runner = CliRunner()
 
@@ -102,3 +103,27 @@ def test_usage_errors_exit_2(env: dict[str, str]) -> None:
     assert code == 2
     code, _, err = run("collections", "create", "x_bad_lang", "--language", "klingon")
     assert code == 2 and "klingon" in err
+
+
+def test_outside_names_print_as_text_never_markup(
+    env: dict[str, str], store: Store, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upload names, token and collection names come from outside: ``kaynak audit`` (and every CLI table or line
+    naming them) prints them as the text they are; Rich markup in them is neither run nor able to crash it, and
+    bidi or control characters show as \\uXXXX (issue 53)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line per row: the names are compared whole
+    names = [
+        "[red]x[/red] [/] x.md",  # a MarkupError before
+        "[link=https://evil.example/x]report[/link].md",  # an OSC 8 hyperlink on a colour terminal
+        "[conceal]gizli[/conceal].md",  # hidden text
+    ]
+    for name in names:
+        store.record_audit("upload", "tok[bold]en[/bold]", "10.0.0.1", unique_name, [name], None, {})
+    store.record_audit("upload", "t", "10.0.0.1", unique_name, ["ters\u202egpj.md"], None, {})
+    code, out, err = run("audit", "-c", unique_name)
+    assert code == 0, err
+    for name in names:
+        assert name in out, out
+    assert "tok[bold]en[/bold]" in out and "\u202e" not in out and "ters\\u202egpj.md" in out
+    code, _, err = run("collections", "delete", "[red]yok[/red]\u2028x", "--yes")  # an error naming it
+    assert code == 1 and "[red]yok[/red]\\u2028x" in err, err

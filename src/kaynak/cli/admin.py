@@ -6,10 +6,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.cli.common import (
+    app,
+    cell,
+    console,
+    err_console,
+    errors_handled,
+    make_context,
+    outside,
+    print_json,
+    visible,
+)
 from kaynak.context import Context
 from kaynak.errors import KaynakError
 
@@ -25,7 +34,7 @@ def _optional_tool_notes(report: dict[str, Any]) -> None:
     """What to install for the optional tools that are missing (OCR, LibreOffice)."""
     for optional in ("ocr", "office"):
         if report[optional].get("problem"):
-            err_console.print(f"[yellow]note:[/] {report[optional]['problem']}", highlight=False)
+            err_console.print(f"[yellow]note:[/] {outside(report[optional]['problem'])}", highlight=False)
 
 
 def _doctor_schema(ctx: Context, report: dict[str, Any]) -> None:
@@ -96,7 +105,7 @@ def doctor(json_out: JsonOpt = False) -> None:
         table = Table(show_header=False, box=None)
         for key in ("postgresql", "pgvector", "schema_version", "database", "data_dir", "embedder", "embedder_dim"):
             if key in report:
-                table.add_row(key, str(report[key]))
+                table.add_row(key, cell(report[key]))
         ocr = report["ocr"]
         table.add_row("ocr", f"{ocr['engine']} ({'+'.join(ocr['languages'])})" if ocr["available"] else "not available")
         office = report["office"]
@@ -105,24 +114,26 @@ def doctor(json_out: JsonOpt = False) -> None:
         console.print(table)
         for c in report.get("collections", []):
             console.print(
-                f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, {c['embedder']})",
+                f"  {outside(c['name'])}: {c['documents']} documents, {c['chunks']} chunks ({c['language']}, "
+                f"{outside(c['embedder'])})",
                 highlight=False,
             )
         for r in report.get("replicas", []):
-            state = "ok" if r.get("ok") else f"down: {r.get('error')}"
+            state = "ok" if r.get("ok") else f"down: {outside(r.get('error'))}"
             console.print(
-                f"  replica {r['name']}: {state}; lag {r.get('lag_bytes', '?')} bytes, "
+                f"  replica {outside(r['name'])}: {state}; lag {r.get('lag_bytes', '?')} bytes, "
                 f"{r.get('lag_seconds', '?')} s; schema {r.get('schema_version', '?')}",
                 highlight=False,
             )
         if "last_backup" in report:
             b = report["last_backup"]
-            console.print(f"  last backup: {b['at']} → {b['file']}" if b else "  last backup: never", highlight=False)
+            shown = f"  last backup: {b['at']} → {outside(b['file'])}" if b else "  last backup: never"
+            console.print(shown, highlight=False)
         _optional_tool_notes(report)
         for w in report.get("warnings", []):
-            err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
+            err_console.print(f"[yellow]warning:[/] {outside(w)}", highlight=False)
         for p in report["problems"]:
-            err_console.print(f"[bold red]problem:[/] {p}", highlight=False)
+            err_console.print(f"[bold red]problem:[/] {outside(p)}", highlight=False)
         if report["ok"]:
             console.print("[green]healthy[/]")
     raise typer.Exit(0 if report["ok"] else 1)
@@ -178,12 +189,12 @@ def models(json_out: JsonOpt = False) -> None:
     table = Table("name", "kind", "installed", "dim", "weights", "notes")
     for r in rows:
         table.add_row(
-            str(r.get("name")),
-            str(r.get("kind")),
+            cell(r.get("name")),
+            cell(r.get("kind")),
             "yes" if r.get("installed") else "no",
             str(r.get("dim") or ""),
-            str(r.get("path") or ""),
-            str(r.get("notes") or ""),
+            cell(r.get("path") or ""),
+            cell(r.get("notes") or ""),
         )
     console.print(table)
 
@@ -199,7 +210,7 @@ def collections_list(json_out: JsonOpt = False) -> None:
         return
     table = Table("name", "language", "embedder", "dim", "documents", "chunks")
     for c in cols:
-        table.add_row(c.name, c.language, c.embedder, str(c.dim), str(c.document_count), str(c.chunk_count))
+        table.add_row(cell(c.name), c.language, cell(c.embedder), str(c.dim), str(c.document_count), str(c.chunk_count))
     console.print(table)
 
 
@@ -217,7 +228,10 @@ def collections_create(
     if json_out:
         print_json(col.to_dict())
     else:
-        console.print(f"created collection {col.name} ({col.language}, {col.embedder}, dim {col.dim})")
+        console.print(
+            f"created collection {outside(col.name)} ({col.language}, {outside(col.embedder)}, dim {col.dim})",
+            highlight=False,
+        )
 
 
 @collections_app.command("delete")
@@ -229,10 +243,10 @@ def collections_delete(
     ctx = make_context()
     with errors_handled():
         col = ctx.search.get_collection(name)
-        if not yes and not typer.confirm(f"Delete {col.name} with {col.document_count} documents?"):
+        if not yes and not typer.confirm(f"Delete {visible(col.name)} with {col.document_count} documents?"):
             raise typer.Exit(1)
         ctx.ingest.delete_collection(name)
-    console.print(f"deleted collection {name}")
+    console.print(f"deleted collection {outside(name)}", highlight=False)
 
 
 @documents_app.command("list")
@@ -253,12 +267,12 @@ def documents_list(
     for d in docs:
         notes = "; ".join(d.warnings[:3]) + (f" (+{len(d.warnings) - 3} more)" if len(d.warnings) > 3 else "")
         table.add_row(
-            escape(d.source),
-            escape(d.title),
+            cell(d.source),
+            cell(d.title),
             str(d.page_count),
             str(d.chunk_count),
             str(d.ingested_at or "")[:19],
-            escape(notes),
+            cell(notes),
         )
     console.print(table)
 
@@ -279,7 +293,7 @@ def documents_show(
     for key, value in doc.to_dict().items():
         if key == "warnings":
             value = "; ".join(value) if value else "none"
-        console.print(f"[bold]{key}[/]: {escape(str(value))}", highlight=False)
+        console.print(f"[bold]{key}[/]: {outside(value)}", highlight=False)
 
 
 @documents_app.command("delete")
@@ -291,7 +305,7 @@ def documents_delete(
     ctx = make_context()
     with errors_handled():
         ctx.ingest.delete_document(collection, source)
-    console.print(f"deleted {source} from {collection}")
+    console.print(f"deleted {outside(source)} from {outside(collection)}", highlight=False)
 
 
 UrlOpt = Annotated[
@@ -324,7 +338,7 @@ def backup_cmd(
     t = result["tables"]
     console.print(
         f"backed up {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
-        f"{t.get('chunks', 0)} chunks to {result['file']} ({result['bytes'] / 1e6:.1f} MB, "
+        f"{t.get('chunks', 0)} chunks to {outside(result['file'])} ({result['bytes'] / 1e6:.1f} MB, "
         f"{result['seconds']} s)",
         highlight=False,
     )
@@ -359,7 +373,7 @@ def restore_cmd(
     t = result["tables"]
     console.print(
         f"restored {t.get('collections', 0)} collections, {t.get('documents', 0)} documents, "
-        f"{t.get('chunks', 0)} chunks from {result['file']} ({result['seconds']} s; "
+        f"{t.get('chunks', 0)} chunks from {outside(result['file'])} ({result['seconds']} s; "
         f"schema version {result['schema_version']})",
         highlight=False,
     )

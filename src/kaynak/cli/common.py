@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,8 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from kaynak.context import Context
 from kaynak.errors import KaynakError, UsageError
@@ -35,6 +38,30 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+# Characters shown as \uXXXX when text from outside is printed: C0/C1 controls (terminal escapes), line and
+# paragraph separators, bidi controls (which reorder what the reader sees).
+_UNSAFE = re.compile(
+    "[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]"
+)
+
+
+def visible(value: object) -> str:
+    """Text from outside (a file name, title, section, collection or token name, an error naming them) with its
+    control, separator and bidi characters written as ``\\uXXXX``; newlines kept."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
+
+
+def outside(value: object) -> str:
+    """``visible(value)`` for a Rich markup string: its ``[brackets]`` escaped, so it prints as the text it is,
+    never as markup (a file named ``[link=…]x[/link].md`` stays that name)."""
+    return escape(visible(value))
+
+
+def cell(value: object) -> Text:
+    """``visible(value)`` as a Rich Text (a table cell, a line part): never read as markup."""
+    return Text(visible(value))
+
+
 def make_context(**overrides: Any) -> Context:
     with errors_handled():
         return Context(**overrides)
@@ -46,7 +73,7 @@ def errors_handled() -> Iterator[None]:
     try:
         yield
     except KaynakError as err:
-        err_console.print(f"[bold red]error:[/] {err.message}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {outside(err.message)}", highlight=False, soft_wrap=True)
         raise typer.Exit(2 if isinstance(err, UsageError) else 1) from None
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -20,7 +20,15 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.cli.common import (
+    app,
+    console,
+    err_console,
+    errors_handled,
+    make_context,
+    outside,
+    print_json,
+)
 from kaynak.errors import KaynakError, UsageError
 from kaynak.ingest import IngestCrashed, IngestReport
 from kaynak.ingest.shard import parse_shard
@@ -253,7 +261,7 @@ def _exit_for(
 
 def _print_report(report: IngestReport) -> None:
     """The summary on stdout; partial files with their warnings, failures and skips on stderr."""
-    console.print(report.summary(), highlight=False, soft_wrap=True)
+    console.print(_plain(report.summary()), highlight=False, soft_wrap=True)
     if report.ignored:
         console.print(f"{report.ignored} files of types kaynak does not read were left out", highlight=False)
     if report.truncated:
@@ -289,7 +297,5 @@ def _print_report(report: IngestReport) -> None:
 
 
 def _plain(text: str) -> str:
-    """Text shown as is (rich would read [brackets] as markup)."""
-    from rich.markup import escape
-
-    return escape(text)
+    """Text shown as is (rich would read [brackets] as markup; control and bidi characters show as \\uXXXX)."""
+    return outside(text)

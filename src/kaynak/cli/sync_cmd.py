@@ -174,7 +174,7 @@ def watch(
     def on_ready(w: Watcher) -> None:
         if not json_out:
             mode = "polling" if w.polling else "file-system events"
-            err_console.print(f"watching {', '.join(w.roots)} ({mode}); Ctrl-C to stop", highlight=False)
+            err_console.print(f"watching {_plain(', '.join(w.roots))} ({mode}); Ctrl-C to stop", highlight=False)
 
     def handler(signum: int, frame: Any) -> None:
         stop.set()

@@ -23,7 +23,16 @@ from kaynak.access import (
     parse_since,
     secret_hash,
 )
-from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.cli.common import (
+    app,
+    cell,
+    console,
+    err_console,
+    errors_handled,
+    make_context,
+    outside,
+    print_json,
+)
 from kaynak.errors import UsageError
 
 tokens_app = typer.Typer(
@@ -93,7 +102,9 @@ def tokens_create(
     if json_out:
         print_json({**record.to_dict(), "token": secret})
         return
-    err_console.print(f"token {name} created; it is shown only now, so keep it somewhere safe:", highlight=False)
+    err_console.print(
+        f"token {outside(name)} created; it is shown only now, so keep it somewhere safe:", highlight=False
+    )
     typer.echo(secret)
     err_console.print(
         f"read {_scope_text(record.read)}  write {_scope_text(record.write)}  admin {_scope_text(record.admin)}  "
@@ -122,10 +133,10 @@ def tokens_list(
     for t in tokens:
         d = t.to_dict()
         table.add_row(
-            t.name,
-            _scope_text(t.read),
-            _scope_text(t.write),
-            _scope_text(t.admin),
+            cell(t.name),
+            cell(_scope_text(t.read)),
+            cell(_scope_text(t.write)),
+            cell(_scope_text(t.admin)),
             (d["created_at"] or "")[:16],
             (d["expires_at"] or "never")[:16],
             (d["last_used_at"] or "-")[:16],
@@ -146,7 +157,7 @@ def tokens_revoke(
             ctx.store.record_audit("token_revoke", "local", _local_client(), None, [], None, {"token": name})
         finally:
             ctx.close()
-    err_console.print(f"token {name} revoked", highlight=False)
+    err_console.print(f"token {outside(name)} revoked", highlight=False)
 
 
 @app.command()
@@ -183,7 +194,7 @@ def audit(
             return
         counts_table = Table("day", "token", "searches")
         for row in counts:
-            counts_table.add_row(row["day"], row["token"], str(row["searches"]))
+            counts_table.add_row(row["day"], cell(row["token"]), str(row["searches"]))
         console.print(counts_table)
         return
     if json_out:
@@ -194,7 +205,12 @@ def audit(
         sources = ", ".join(e.sources[:5]) + (f" … (+{len(e.sources) - 5})" if len(e.sources) > 5 else "")
         if not sources and e.detail.get("token"):
             sources = f"token {e.detail['token']}"
-        table.add_row(
-            e.at.isoformat(timespec="seconds"), e.action, e.token or "-", e.client or "-", e.collection or "-", sources
+        table.add_row(  # stored text from outside (upload names, collection names): text, never markup
+            e.at.isoformat(timespec="seconds"),
+            cell(e.action),
+            cell(e.token or "-"),
+            cell(e.client or "-"),
+            cell(e.collection or "-"),
+            cell(sources),
         )
     console.print(table)
