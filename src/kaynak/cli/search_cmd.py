@@ -16,7 +16,15 @@ import typer
 from rich.padding import Padding
 from rich.text import Text
 
-from kaynak.cli.common import app, console, err_console, errors_handled, make_context, print_json
+from kaynak.cli.common import (
+    app,
+    console,
+    err_console,
+    errors_handled,
+    make_context,
+    outside,
+    print_json,
+)
 from kaynak.rules import parse_collections
 from kaynak.search import parse_metadata_pairs
 from kaynak.vocabulary import KEYWORD_RANKINGS, MAX_K, SEARCH_MODES
@@ -101,7 +109,8 @@ def search(
     finally:
         ctx.close()
     if not hits:
-        err_console.print(f"no matches ({plan.mode} search of {', '.join(c.name for c in plan.collections)})")
+        names = outside(", ".join(c.name for c in plan.collections))
+        err_console.print(f"no matches ({plan.mode} search of {names})", highlight=False)
         return
     if plan.phrase_missing:
         err_console.print("no passage holds the quoted phrase; showing hits without it", style="yellow")
