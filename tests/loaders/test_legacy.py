@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kaynak.errors import CorruptFile, LoaderError
+from kaynak.errors import CorruptFile, EncryptedFile, LoaderError
 from kaynak.loaders import legacy, load
 from testkit.format_samples import EN_PASSAGE, TR_PASSAGE, make_odp, make_ods, make_odt, make_rtf
 from testkit.paths import FIXTURES
@@ -107,3 +107,51 @@ def test_real_producer_copies_of_a_shared_document_read_like_the_docx(tmp_path: 
         assert section == "XQuAD örnek paragraflar — Türkçe ve İngilizce"
     else:
         assert section.endswith("Super Bowl 50")
+
+
+WORLD = FIXTURES / "world"
+_LOCKED = ["testWORD_protected_passtika.doc", "testEXCEL_protected_passtika.xls", "testPPT_protected_passtika.ppt"]
+
+
+@pytest.mark.parametrize("name", _LOCKED)
+def test_password_protected_legacy_files_are_recognised(name: str) -> None:
+    """Apache Tika's password-protected .doc/.xls/.ppt (password 'tika'): the compound file says so."""
+    assert legacy._protection((WORLD / "tika" / name).read_bytes()) == "password"
+    assert legacy._protection((WORLD / "tika" / "testWORD_protected_drm.doc").read_bytes()) == "rights"
+    assert legacy._protection(b"not an OLE file") is None
+
+
+def test_libreoffice_noise_is_not_a_reason() -> None:
+    err = (
+        "Warning: failed to launch javaldx - java may not function correctly\nError: source file could not be loaded\n"
+    )
+    assert legacy._clean_stderr(err) == "source file could not be loaded"
+
+
+@needs_soffice
+@pytest.mark.parametrize("name", _LOCKED)
+def test_password_protected_legacy_files_say_so(name: str) -> None:
+    with pytest.raises(EncryptedFile) as err:
+        load(WORLD / "tika" / name)
+    assert err.value.reason == f"{name} is password-protected; save it without a password first"
+    assert "javaldx" not in str(err.value)
+
+
+def test_rights_managed_doc_is_refused_not_read_as_its_stub_page() -> None:
+    with pytest.raises(EncryptedFile, match=r"testWORD_protected_drm\.doc is protected by rights management"):
+        load(WORLD / "tika" / "testWORD_protected_drm.doc")
+
+
+@needs_soffice
+def test_damaged_legacy_file_reason_has_no_libreoffice_noise(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFile) as err:
+        load(write(tmp_path, "bozuk2.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 4096))
+    assert "bozuk2.doc" in err.value.reason and "javaldx" not in err.value.reason
+
+
+@needs_soffice
+def test_ppt_from_impress_keeps_text_box_titles_and_notes(tmp_path: Path) -> None:
+    deck = load(produce(tmp_path, WORLD / "libreoffice" / "impress-textbox-titles-notes.odp", "ppt"))
+    assert [p.sections[0].path for p in deck.pages] == ["Toplantı Gündemi", "Mali Durum Özeti"]
+    assert deck.pages[0].text.endswith("Notes:\nKonuşmacı notu: oylamadan önce yeter sayıyı kontrol et.")
+    assert deck.pages[1].text.endswith("Notes:\nDenetçi raporunu ekle.")

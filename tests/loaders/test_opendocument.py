@@ -94,8 +94,18 @@ def test_odf_zip_bomb_encrypted_truncated(tmp_path: Path) -> None:
     whole = make_odt()
     with pytest.raises(CorruptFile):
         load(write(tmp_path, "cut.odt", whole[: len(whole) // 2]))
-    with pytest.raises(CorruptFile, match="not a zip"):
+    with pytest.raises(CorruptFile, match=r"text\.odt is not an OpenDocument file: it is neither a zip package"):
         load(write(tmp_path, "text.odt", b"just some text, mislabelled"))
+
+
+def test_odf_messages_name_the_file_and_what_it_is(tmp_path: Path) -> None:
+    """Apache Tika's encrypted ODT (written by LibreOffice with a password), a .pptx under the .odp name."""
+    with pytest.raises(EncryptedFile, match=r"^.*testODTEncrypted\.odt: testODTEncrypted\.odt is password-protected; "
+                       "save it without a password first$"):  # fmt: skip
+        load(WORLD / "tika" / "testODTEncrypted.odt")
+    pptx = (WORLD / "libreoffice" / "impress-textbox-titles-notes.pptx").read_bytes()
+    with pytest.raises(CorruptFile, match=r"sunum\.odp is not an OpenDocument file: it is a \.pptx file"):
+        load(write(tmp_path, "sunum.odp", pptx))
 
 
 WORLD = FIXTURES / "world"

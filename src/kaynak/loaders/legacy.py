@@ -9,7 +9,9 @@ person's LibreOffice settings is touched.
 
 Without LibreOffice the file fails with the command that installs it (``kaynak doctor`` says whether it is
 there); the ingest's failure memory is keyed on ``office_fingerprint()``, so such a file is read once it is
-installed. A password-protected or damaged file fails with LibreOffice's refusal.
+installed. A file LibreOffice cannot open fails with its reason, without LibreOffice's own noise (the ``javaldx``
+warning); one that is password-protected (the compound file's encryption flags and streams, read with olefile) is
+EncryptedFile, and a rights-managed (IRM) document is refused before LibreOffice reads its stub page.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -123,15 +126,82 @@ def convert(path: Path, data: bytes, target: str, timeout: float = CONVERT_TIMEO
             ) from None
         result = out_dir / f"input.{target}"
         if not result.is_file():
-            detail = " ".join(err.decode("utf-8", "replace").split())[-200:]
+            detail = _clean_stderr(err.decode("utf-8", "replace"))[-200:]
             if data.startswith(_OLE) and b"E\x00n\x00c\x00r\x00y\x00p\x00t\x00" in data[:65536]:
-                raise EncryptedFile(path, "Office file is password-protected; save it without a password first")
+                raise EncryptedFile(path, f"{path.name} is password-protected; save it without a password first")
             raise CorruptFile(
                 path,
-                "LibreOffice could not convert the file (password-protected, damaged, or not really "
-                f"{path.suffix.lower()})" + (f": {detail}" if detail else ""),
+                f"LibreOffice could not convert {path.name} (damaged, or not really a {path.suffix.lower()} file)"
+                + (f": {detail}" if detail else ""),
             )
         return result.read_bytes()
+
+
+_NOISE = re.compile(
+    r"javaldx|java may not function|^\s*warning:|gtk-|dbus|fontconfig|^\(process:|^\s*$|"
+    r"^convert .* using filter|^i/o error|^error: please verify input parameters",
+    re.IGNORECASE,
+)
+
+
+def _clean_stderr(text: str) -> str:
+    """LibreOffice's complaint without third-party noise (the ``javaldx`` warning, toolkit chatter)."""
+    lines = [line.strip() for line in text.splitlines() if not _NOISE.search(line.strip())]
+    reason = " ".join(" ".join(lines).split())
+    return re.sub(r"^Error:\s*", "", reason).rstrip(".")
+
+
+def _filepass(stream: bytes) -> bool:
+    """Whether an Excel BIFF workbook stream has a FILEPASS record (it follows the BOF within the first records)."""
+    pos = 0
+    for _ in range(64):
+        if pos + 4 > len(stream):
+            return False
+        kind = int.from_bytes(stream[pos : pos + 2], "little")
+        if kind == 0x002F:
+            return True
+        if kind == 0x000A:  # the end of the workbook globals
+            return False
+        pos += 4 + int.from_bytes(stream[pos + 2 : pos + 4], "little")
+    return False
+
+
+def _protection(data: bytes) -> str | None:
+    """Why a legacy Office file cannot be read without its password, from its compound-file streams, or None:
+    an encrypted Word document (``fEncrypted`` in the FIB), an Excel workbook with a ``FILEPASS`` record, a
+    PowerPoint deck with an ``EncryptedSummary`` stream or an encrypted current-user token, a password-protected
+    .docx/.xlsx/.pptx saved under the old name, a rights-managed (IRM/DRM) document."""
+    if not data.startswith(_OLE):
+        return None
+    import olefile
+
+    try:
+        ole = olefile.OleFileIO(data)
+    except Exception:  # not a readable compound file: LibreOffice says what it makes of it
+        return None
+    try:
+        names = {"/".join(entry).lower() for entry in ole.listdir(streams=True, storages=True)}
+        if "encryptioninfo" in names and "encryptedpackage" in names:
+            return "password"
+        if any(n.startswith("\x06dataspaces") for n in names) and "\tdrmcontent" in names:
+            return "rights"
+        if "worddocument" in names:
+            fib = ole.openstream("WordDocument").read(12)
+            if len(fib) >= 12 and int.from_bytes(fib[10:12], "little") & 0x0100:
+                return "password"
+        if any(book in names and _filepass(ole.openstream(book).read(1 << 16)) for book in ("workbook", "book")):
+            return "password"
+        if "encryptedsummary" in names:
+            return "password"
+        if "current user" in names:
+            token = ole.openstream("Current User").read(12)[4:8]
+            if token == b"\xdf\xc4\xd1\xf3":
+                return "password"
+    except Exception:  # a damaged stream: leave the verdict to LibreOffice
+        return None
+    finally:
+        ole.close()
+    return None
 
 
 def load_legacy(path: Path, data: bytes) -> LoadedDocument:
@@ -147,7 +217,18 @@ def load_legacy(path: Path, data: bytes) -> LoadedDocument:
         raise CorruptFile(
             path, f"not a legacy {ext} file: it is a zip (a newer Office file? rename it to .{ext.lstrip('.')}x)"
         )
-    converted = convert(path, data, target)
+    protection = _protection(data)
+    if protection == "rights":  # LibreOffice would read the stub page that asks for Office 2003 or later
+        raise EncryptedFile(
+            path, f"{path.name} is protected by rights management (IRM); save an unprotected copy first"
+        )
+    try:
+        converted = convert(path, data, target)
+    except CorruptFile:
+        # LibreOffice opens a file locked with Excel's built-in default password, so this is asked only after
+        if protection == "password":
+            raise EncryptedFile(path, f"{path.name} is password-protected; save it without a password first") from None
+        raise
     doc = load_opendocument(path.with_suffix("." + target), converted)
     doc.metadata = {**doc.metadata, "format": ext.lstrip("."), "converted_by": office_fingerprint()}
     return doc

@@ -35,7 +35,7 @@ from kaynak.types import LoadedDocument, Page
 
 from .common import PagedBuilder, collapse_whitespace, first_line_title, json_safe, meaningful_title, stem_title
 from .sheets import MAX_CELLS, SheetText, pages_of
-from .xmlsafe import has_member, open_zip, parse_xml, parse_xml_bytes, read_member
+from .xmlsafe import OLE_MAGIC, has_member, is_encrypted_ooxml, open_zip, parse_xml, parse_xml_bytes, read_member
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -61,6 +61,7 @@ _CONTAINERS = frozenset(
      TEXT + "alphabetical-index", TEXT + "illustration-index", TEXT + "bibliography"}
 )  # fmt: skip
 _MAX_REPEAT = 1_000
+_OOXML_PARTS = (("word/document.xml", ".docx"), ("xl/workbook.xml", ".xlsx"), ("ppt/presentation.xml", ".pptx"))
 _KIND = "OpenDocument"
 
 
@@ -70,13 +71,32 @@ def _root(path: Path, data: bytes) -> tuple[Element, Element | None, Element | N
     if data.lstrip()[:5] in (b"<?xml", b"<offi") or data.startswith(b"\xef\xbb\xbf"):
         root = parse_xml_bytes(path, data, "the flat XML document", _KIND)
         return root, root, root
+    if data.startswith(OLE_MAGIC):
+        if is_encrypted_ooxml(data):
+            raise EncryptedFile(path, f"{path.name} is password-protected; save it without a password first")
+        raise CorruptFile(
+            path,
+            f"{path.name} is not an OpenDocument file: it is an old binary Office file (.doc, .xls or .ppt); "
+            "give it its real extension",
+        )
+    if not data.startswith(b"PK"):
+        raise CorruptFile(
+            path,
+            f"{path.name} is not an OpenDocument file: it is neither a zip package nor flat OpenDocument XML "
+            "(damaged, or another format under this name)",
+        )
     zf = open_zip(path, data, _KIND)
     if has_member(zf, "META-INF/manifest.xml"):
         manifest = parse_xml(path, zf, "META-INF/manifest.xml", _KIND)
         if manifest.find(f".//{MANIFEST}encryption-data") is not None:
-            raise EncryptedFile(path, "OpenDocument file is password-protected; save it without a password first")
+            raise EncryptedFile(path, f"{path.name} is password-protected; save it without a password first")
     if not has_member(zf, "content.xml"):
-        raise CorruptFile(path, "zip archive is not an OpenDocument file (no content.xml)")
+        other = next((ext for part, ext in _OOXML_PARTS if has_member(zf, part)), None)
+        if other:
+            raise CorruptFile(
+                path, f"{path.name} is not an OpenDocument file: it is a {other} file; give it the {other} extension"
+            )
+        raise CorruptFile(path, f"{path.name} is a zip archive but not an OpenDocument file (no content.xml)")
     content = parse_xml_bytes(path, read_member(path, zf, "content.xml", _KIND), "content.xml", _KIND)
     styles = parse_xml(path, zf, "styles.xml", _KIND) if has_member(zf, "styles.xml") else None
     meta = parse_xml(path, zf, "meta.xml", _KIND) if has_member(zf, "meta.xml") else None
@@ -486,7 +506,7 @@ def load_opendocument(path: Path, data: bytes) -> LoadedDocument:
     content, styles, meta = _root(path, data)
     body = content.find(f"{OFFICE}body")
     if body is None:
-        raise CorruptFile(path, "not an OpenDocument file (no office:body in content.xml)")
+        raise CorruptFile(path, f"{path.name} is not a readable OpenDocument file (no office:body in content.xml)")
     warnings: list[str] = []
     text_body = body.find(OFFICE + "text")
     sheet_body = body.find(OFFICE + "spreadsheet")
