@@ -290,14 +290,15 @@ def _collections_to_search(s: SearchService, collections: list[str] | str | None
 
     if collections is None:
         visible = _Service.visible()
-        default = s.settings.collection
-        return "*" if visible is not None and default not in visible else None
+        return "*" if visible is not None and s.settings.collection not in visible else None
     selected = parse_collections(collections)  # "a,b", ["a", "b"] or "*", as on every face
     if selected is None:
-        names = ", ".join(repr(c.name) for c in s.list_collections()) or "none yet"
+        names = [c.name for c in s.list_collections()]  # only those the caller may read
+        default = _default_collection(s, names)
+        omit = f"the default ({default!r})" if default else "all of them"
         raise InvalidQuery(
-            f'collections is empty: name one or more collections ({names}), "*" for all, or leave the argument '
-            f"out to search the default ({s.settings.collection!r})",
+            f"collections is empty: name one or more collections ({', '.join(map(repr, names)) or 'none yet'}), "
+            f'"*" for all, or leave the argument out to search {omit}',
             "collections",
         )
     return selected

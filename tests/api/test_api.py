@@ -144,12 +144,14 @@ def test_typed_answers_are_the_services_dicts_byte_for_byte(http: httpx.Client, 
     search = ctx.search
     langs = search.document_languages([seeded]).get(seeded, [])
     same(f"/v1/collections/{seeded}", {**search.get_collection(seeded).to_dict(), "document_languages": langs})
-    same(f"/v1/collections/{seeded}/documents", {"documents": [d.to_dict() for d in search.list_documents(seeded)]})
+    docs = [d.to_dict() for d in search.list_documents(seeded)]
+    same(f"/v1/collections/{seeded}/documents", {"documents": docs, "total": len(docs), "next_offset": None})
     same(f"/v1/collections/{seeded}/documents/hukuk/aidat.md", search.get_document(seeded, "hukuk/aidat.md").to_dict())
     text = search.page_text(seeded, "hukuk/aidat.md", 2)
     same(
         f"/v1/collections/{seeded}/page",
-        {"collection": seeded, "source": "hukuk/aidat.md", "page": 2, "text": text},
+        {"collection": seeded, "source": "hukuk/aidat.md", "page": 2, "text": text, "offset": 0}
+        | {"total_chars": len(text), "next_offset": None},
         source="hukuk/aidat.md",
         number=2,
     )

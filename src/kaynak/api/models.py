@@ -81,7 +81,9 @@ class Quote(BaseModel):
 
     text: str
     char_start: int = Field(..., description="Where the quote starts in the page text (characters, 0-based).")
-    char_end: int = Field(..., description="Where it ends (exclusive): read_page's `offset` reads from there.")
+    char_end: int = Field(..., description="Where it ends in the page text (exclusive).")
+    cut_start: bool = Field(False, description="It starts inside a sentence (show … before it).")
+    cut_end: bool = Field(False, description="It ends inside a sentence (show … after it).")
 
 
 class HitCitation(BaseModel):
@@ -124,6 +126,11 @@ class SearchResponse(BaseModel):
         ...,
         description="true when no hit is likely to answer (every hit's match is weak, or there are no hits): "
         "the documents searched probably do not say.",
+    )
+    phrase_missing: bool = Field(
+        False,
+        description='true when the query has a quoted "phrase" that no passage holds: the hits are the closest '
+        "passages without it.",
     )
 
 
