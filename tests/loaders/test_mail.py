@@ -234,3 +234,44 @@ def test_deleting_a_mailbox_deletes_its_messages(
             ingest.delete_document(unique_name, "kutu.mbox")
     finally:
         ingest.close()
+
+
+# ------------------------------------------------------------------------- real producers' files (issue 50)
+WORLD = Path(__file__).resolve().parents[1] / "fixtures" / "world"
+
+
+def test_a_base64_attached_message_is_read_not_stored_as_base64() -> None:
+    # GroupWise sends a forwarded message as message/rfc822 with Content-Transfer-Encoding: base64; the parser
+    # leaves the base64 as the body of a headerless message, which used to be stored as 1,000 characters of it.
+    doc = load(WORLD / "tika" / "testGroupWiseEml.eml")
+    text = doc.pages[0].text
+    assert "TWltZS1WZXJzaW9u" not in text
+    assert "Attached message: test.eml\nSubject: test2" in text and "test2" in text.split("Subject: test2", 1)[1]
+    assert "test.eml" in doc.metadata["attachments"]
+    assert [s for s, _ in doc.parts] == ["#Neues Textdokument.txt"]
+
+
+@pytest.mark.parametrize(
+    ("name", "bodies"),
+    [
+        ("tika/simple.mbox", ["Test content 1", "Test content 2"]),  # no headers at all, only the From lines
+        ("tika/quoted.mbox", ["Test content\n> quoted stuff"]),
+    ],
+)
+def test_mbox_messages_without_headers_are_read(name: str, bodies: list[str]) -> None:
+    doc = load(WORLD / name)
+    assert [s for s, _ in doc.parts] == [f"#{n}" for n in range(1, len(bodies) + 1)]
+    for (_, part), body in zip(doc.parts, bodies, strict=True):
+        assert part.pages[0].text.endswith(body)
+        assert part.metadata["date"].startswith(("2009-06-01T", "2010-06-01T"))  # from the From line
+    assert doc.warnings == []
+
+
+def test_mbox_unquoted_from_in_a_body_does_not_split_the_message() -> None:
+    # CPython's test mailbox: 'From time to time' in the body, extra words after the date on the From line.
+    doc = load(WORLD / "cpython" / "mailbox_01.mbox")
+    assert [s for s, _ in doc.parts] == ["#1"]
+    part = doc.parts[0][1]
+    assert part.title == "unquoted From in body; extra info on From line"
+    assert part.pages[0].text.endswith("Hello\n\nFrom time to time")
+    assert part.metadata["date"].startswith("2022-08-07T11:40:37")  # from the From line, no time zone

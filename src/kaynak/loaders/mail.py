@@ -16,11 +16,14 @@ cannot be read is a warning and the others are kept; MIME nested deeper than ``M
 
 from __future__ import annotations
 
+import base64
+import binascii
 import email
 import email.errors
 import email.header
 import email.policy
 import email.utils
+import quopri
 import re
 from email.message import Message
 from pathlib import Path
@@ -35,7 +38,10 @@ from .normalize import NotText, decode_text
 MAX_DEPTH = 30
 MAX_MESSAGES = 100_000
 MAX_ATTACHMENTS = 100  # per message
-_FROM_LINE = re.compile(rb"(?:\A|\n)From [^\n]*\n")
+#: A message's first line in an mbox: ``From <sender> <date>`` (the date has a time: ``Mon Jun 01 10:00:00 2009``,
+#: ``Sun Aug  7 11:40:37 2022 extra``). A body line "From time to time" that the writer did not quote is not one.
+_FROM_LINE = re.compile(rb"(?:\A|\n)From [^\n]*?\d{1,2}:\d{2}[^\n]*\n")
+_FIRST_FROM_LINE = re.compile(rb"\AFrom [^\n]*\n")
 _CHARSET_ALIASES = {"iso-8859-9": "cp1254", "latin5": "cp1254", "iso-8859-1": "cp1252", "us-ascii": "cp1252"}
 
 
@@ -103,6 +109,11 @@ class _Reader:
                 deep = True
                 continue
             ctype = part.get_content_type()
+            if ctype == "message/rfc822":  # an attached (forwarded) message: its headers and text, then its parts
+                inner = self.attached_message(part)
+                if inner is not None:
+                    stack.append((inner, depth + 1))
+                continue
             if part.is_multipart():
                 children = part.get_payload()
                 if not isinstance(children, list):
@@ -141,13 +152,16 @@ class _Reader:
         from . import CONTAINER_EXTENSIONS, SUPPORTED_EXTENSIONS, loader_for
 
         name = collapse_whitespace(name).replace("/", "_")[:200] or "attachment"
-        self.names.append(name)
         ext = Path(name).suffix.lower()
-        if ctype == "message/rfc822" or ext in CONTAINER_EXTENSIONS:
-            inner = part.get_payload()
-            if isinstance(inner, list) and inner and isinstance(inner[0], Message):
-                self.read(inner[0])  # a forwarded message: its text belongs to this one
+        if ext == ".eml":  # a message attached as a file (application/octet-stream, say): read like message/rfc822
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes) and payload.strip():
+                self.names.append(name)
+                inner_msg = _parse(payload)
+                self.bodies.append(_forward_header(name, inner_msg))
+                self.read(inner_msg)
             return
+        self.names.append(name)
         if ext not in SUPPORTED_EXTENSIONS or len(self.attachments) >= MAX_ATTACHMENTS:
             return
         payload = part.get_payload(decode=True)
@@ -161,11 +175,69 @@ class _Reader:
         except Exception as err:
             self.warnings.append(f"{self.where}: attachment {name!r} could not be read ({type(err).__name__})")
             return
+        if ext in CONTAINER_EXTENSIONS:  # an archive or mailbox: the documents inside it, under its name
+            for suffix, inner in doc.parts[: MAX_ATTACHMENTS - len(self.attachments)]:
+                self.add(name + suffix, inner)
+            if not any(p.text.strip() for p in doc.pages):
+                return
+        self.add(name, doc)
+
+    def add(self, name: str, doc: LoadedDocument) -> None:
         taken = {n for n, _ in self.attachments}
         unique, k = name, 2
         while unique in taken:
             unique, k = f"{name} ({k})", k + 1
         self.attachments.append((unique, doc))
+
+    def attached_message(self, part: Message) -> Message | None:
+        """The message a ``message/rfc822`` part holds, decoded when it was sent base64 or quoted-printable (the
+        parser leaves such a message's encoded text as the body of a headerless message); its header block is
+        added to the text here."""
+        name = decode_header_value(part.get_filename()) or "attached message"
+        name = collapse_whitespace(name).replace("/", "_")[:200]
+        payload = part.get_payload()
+        inner = payload[0] if isinstance(payload, list) and payload and isinstance(payload[0], Message) else None
+        encoding = str(part.get("content-transfer-encoding", "")).strip().lower()
+        if encoding in ("base64", "quoted-printable") or inner is None:
+            raw = _encoded_text(part, inner)
+            try:
+                if encoding == "base64":
+                    decoded = base64.b64decode(re.sub(rb"[^A-Za-z0-9+/=]", b"", raw) + b"==")
+                elif encoding == "quoted-printable":
+                    decoded = quopri.decodestring(raw)
+                else:
+                    decoded = raw
+            except (ValueError, binascii.Error):
+                self.warnings.append(f"{self.where}: attached message {name!r} is not valid {encoding}; not read")
+                return None
+            if not decoded.strip():
+                return None
+            inner = _parse(decoded)
+        self.names.append(name)
+        self.bodies.append(_forward_header(name, inner))
+        return inner
+
+
+def _encoded_text(part: Message, inner: Message | None) -> bytes:
+    """The undecoded text of a ``message/rfc822`` part (what the parser took for a headerless message)."""
+    if inner is None:
+        payload = part.get_payload()
+        text = payload if isinstance(payload, str) else ""
+    else:
+        body = inner.get_payload()
+        head = "".join(f"{k}: {v}\n" for k, v in inner.items())  # base64 has no ':'; nothing is expected here
+        text = head + "\n" + body if isinstance(body, str) else inner.as_string()
+    return text.encode("ascii", "replace")
+
+
+def _forward_header(name: str, msg: Message) -> str:
+    """The lines that introduce an attached message's text: its name, subject, sender, recipients and date."""
+    lines = [f"Attached message: {name}"]
+    for label in ("Subject", "From", "To", "Date"):
+        value = _header(msg, label)
+        if value:
+            lines.append(f"{label}: {value}")
+    return "\n".join(lines)
 
 
 def _preferred(children: list[Any]) -> list[Any]:
@@ -252,27 +324,61 @@ def load_eml(path: Path, data: bytes, options: Any) -> LoadedDocument:
 
 def split_mbox(data: bytes) -> list[bytes]:
     """The messages of an mbox file (mboxrd ``>From `` lines unquoted one level)."""
-    starts = [m.end() for m in _FROM_LINE.finditer(data)]
-    ends = [*(m.start() for m in _FROM_LINE.finditer(data)), len(data)][1:]
+    return [raw for _, raw in _split(data)]
+
+
+def _split(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(``From `` line, message) of each message of an mbox file; the file's first line always starts one."""
+    lines = list(_FROM_LINE.finditer(data))
+    if not lines or lines[0].start() != 0:
+        first = _FIRST_FROM_LINE.match(data)
+        if first is None:
+            return []
+        lines.insert(0, first)
     out = []
-    for s, e in zip(starts, ends, strict=True):
-        out.append(re.sub(rb"(?m)^>(>*From )", rb"\1", data[s:e]))
+    for m, end in zip(lines, [*(m.start() for m in lines[1:]), len(data)], strict=True):
+        envelope = data[m.start() : m.end()].strip()
+        out.append((envelope, re.sub(rb"(?m)^>(>*From )", rb"\1", data[m.end() : end])))
     return out
+
+
+def _envelope(line: bytes) -> tuple[str, str]:
+    """(sender, date) of an mbox ``From `` line; either may be empty."""
+    parts = line.decode("utf-8", "replace").split(None, 2)
+    sender = parts[1] if len(parts) > 1 and "@" in parts[1] else ""
+    date = parts[2] if len(parts) > 2 else ""
+    return sender, collapse_whitespace(date)
+
+
+def _fill_from_envelope(msg: Message, envelope: bytes) -> None:
+    """A message without From or Date headers (a bare body after its ``From `` line) takes the mbox line's."""
+    sender, date = _envelope(envelope)
+    if sender and not msg.get("from"):
+        msg["From"] = sender
+    if date and not msg.get("date"):
+        try:
+            parsed = email.utils.parsedate_to_datetime(date) if date else None
+        except (TypeError, ValueError, IndexError):
+            parsed = None
+        if parsed is not None:
+            msg["Date"] = email.utils.format_datetime(parsed)
 
 
 def load_mbox(path: Path, data: bytes, options: Any) -> LoadedDocument:
     if not data.startswith(b"From "):
         raise CorruptFile(path, "not an mbox file (it does not start with a 'From ' line)")
-    messages = split_mbox(data)
+    messages = _split(data)
     warnings: list[str] = []
     if len(messages) > MAX_MESSAGES:
         warnings.append(f"only the first {MAX_MESSAGES:,} of {len(messages):,} messages were read")
         messages = messages[:MAX_MESSAGES]
     parts: list[tuple[str, LoadedDocument]] = []
     broken = 0
-    for n, raw in enumerate(messages, start=1):
+    for n, (envelope, raw) in enumerate(messages, start=1):
         try:
             msg = _parse(raw)
+            headerless = not msg.keys()
+            _fill_from_envelope(msg, envelope)
             doc, attachments = read_message(msg, options, f"message {n}")
         except RecursionError:
             broken += 1
@@ -282,9 +388,9 @@ def load_mbox(path: Path, data: bytes, options: Any) -> LoadedDocument:
             broken += 1
             warnings.append(f"message {n} could not be read ({type(err).__name__}); left out")
             continue
-        if not any(k in doc.metadata for k in ("from", "to", "date")) and not doc.metadata.get("subject"):
-            broken += 1
-            warnings.append(f"message {n} has no mail headers (damaged?); left out")
+        if headerless and (b"\x00" in raw or any("not text" in w for w in doc.warnings)):
+            broken += 1  # a bare body after its From line is a message; bytes that are not text are damage
+            warnings.append(f"message {n} has no mail headers and is not text (damaged?); left out")
             continue
         if not doc.metadata.get("has_text") and not attachments:
             warnings.append(f"message {n} has no text; left out")
