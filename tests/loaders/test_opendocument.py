@@ -147,3 +147,24 @@ def test_libreoffice_impress_titles_in_text_boxes_and_unclassed_notes() -> None:
         assert one.text.endswith("Notes:\nKonuşmacı notu: oylamadan önce yeter sayıyı kontrol et."), name
         assert two.text.endswith("Notes:\nDenetçi raporunu ekle."), name
         assert doc.title == "Toplantı Gündemi"
+
+
+def test_manifest_with_openoffice_doctype_and_note_in_heading(tmp_path: Path) -> None:
+    """OpenOffice.org 2 wrote ``<!DOCTYPE manifest:manifest PUBLIC ... "Manifest.dtd">`` (Tika's TIKA-6000 file);
+    a footnote cited in a heading stays out of the section title."""
+    manifest = (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE manifest:manifest PUBLIC "-//OpenOffice.org//DTD '
+        b'Manifest 1.0//EN" "Manifest.dtd">\n<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:'
+        b'xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="content.xml"/></manifest:manifest>'
+    )
+    doc = load(write(tmp_path, "oo2.odt", replace_member(make_odt(), "META-INF/manifest.xml", manifest)))
+    assert TR_PASSAGE in doc.pages[0].text
+    body = (
+        '<text:h text:outline-level="1">Paramétrage<text:note text:note-class="footnote"><text:note-citation>6'
+        "</text:note-citation><text:note-body><text:p>Voir l’aide.</text:p></text:note-body></text:note></text:h>"
+        "<text:p>Le paramétrage se fait ici.</text:p>"
+    )
+    doc = load(write(tmp_path, "note.odt", odf_zip("text", body, "Koha")))
+    (page,) = doc.pages
+    assert page.section_at(page.text.index("Le paramétrage se fait")) == "Paramétrage"
+    assert "[6] Voir l’aide." in page.text

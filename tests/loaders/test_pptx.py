@@ -90,3 +90,10 @@ def test_pptx_chart_and_smartart_text_are_read() -> None:
 def test_pptx_chart_text_follows_the_slide_text(tmp_path: Path) -> None:
     doc = load(WORLD / "libreoffice" / "impress-textbox-titles-notes.pptx")
     assert "Slide 1" not in doc.pages[0].text and "Slide 2" not in doc.pages[1].text
+
+
+def test_ppsx_slide_show_is_read_like_a_pptx() -> None:
+    doc = load(WORLD / "tika" / "testPPT.ppsx")
+    assert [p.sections[0].path for p in doc.pages][0::2] == ["Attachment Test", "Different words to test against"]
+    assert len(doc.pages[1].sections[0].path) <= 81  # a long first line is cut at a word for the section
+    assert "Watershed" in doc.pages[2].text

@@ -241,7 +241,7 @@ register((".html", ".htm", ".xhtml"), _html)
 register((".docx",), _docx)
 register((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image)
 register((".odt", ".ott", ".fodt", ".ods", ".ots", ".fods", ".odp", ".otp", ".fodp"), _opendocument)
-register((".pptx", ".pptm"), _pptx)
+register((".pptx", ".pptm", ".ppsx", ".ppsm", ".potx"), _pptx)  # shows and templates: the same package
 register((".xlsx", ".xlsm"), _xlsx)
 register((".csv", ".tsv"), _csv)
 register((".udf",), _udf)

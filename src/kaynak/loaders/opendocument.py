@@ -87,7 +87,9 @@ def _root(path: Path, data: bytes) -> tuple[Element, Element | None, Element | N
         )
     zf = open_zip(path, data, _KIND)
     if has_member(zf, "META-INF/manifest.xml"):
-        manifest = parse_xml(path, zf, "META-INF/manifest.xml", _KIND)
+        # OpenOffice.org 2 wrote a bare DOCTYPE (naming Manifest.dtd) in the manifest; entities are still refused
+        raw = read_member(path, zf, "META-INF/manifest.xml", _KIND)
+        manifest = parse_xml_bytes(path, raw, "META-INF/manifest.xml", _KIND, allow_doctype=True)
         if manifest.find(f".//{MANIFEST}encryption-data") is not None:
             raise EncryptedFile(path, f"{path.name} is password-protected; save it without a password first")
     if not has_member(zf, "content.xml"):
@@ -274,6 +276,9 @@ class _TextWalker:
         level = self._level(el)
         if level is not None and "".join(parts).strip():
             text = "".join(parts)
+            for note in notes:  # a note's citation is not part of the heading's title (its body follows)
+                mark = note.split("] ", 1)[0] + "]"
+                text = text.replace(mark, "", 1)
             if not parts[0].strip() and len(parts) > 1:
                 self.b.page_break()
             if self.first_title is None and level == 1:
@@ -442,7 +447,7 @@ def _slide_title(slide: Element, frames: list[Element]) -> tuple[str | None, Ele
         lines = [line.strip() for line in _frame_text(frame).splitlines() if line.strip()]
         if lines:
             first = collapse_whitespace(lines[0])
-            return (first, None) if len(first) <= 150 else (first[:150].rsplit(" ", 1)[0] + "…", None)
+            return (first, None) if len(first) <= 100 else (first[:80].rsplit(" ", 1)[0] + "…", None)
     return None, None
 
 

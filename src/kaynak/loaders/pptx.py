@@ -137,7 +137,7 @@ def _title(shapes: list[Element]) -> tuple[str | None, Element | None]:
         lines = [line.strip() for para in _paragraphs(shape) for line in para.splitlines() if line.strip()]
         if lines:
             first = collapse_whitespace(lines[0])
-            return (first, None) if len(first) <= 150 else (first[:150].rsplit(" ", 1)[0] + "…", None)
+            return (first, None) if len(first) <= 100 else (first[:80].rsplit(" ", 1)[0] + "…", None)
     return None, None
 
 
