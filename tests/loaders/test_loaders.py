@@ -464,7 +464,7 @@ def test_html_real_documents_parallel_tr_en() -> None:
 # --------------------------------------------------------------------------------------------- DOCX
 
 
-def test_docx_headings_tables_and_no_headers_footers() -> None:
+def test_docx_headings_tables_and_headers_footers_once() -> None:
     doc = load(fx("docx/xquad_tr_en_bilingual_GENERATED.docx"))
     page = doc.pages[0]
     assert doc.title == "XQuAD paralel paragraflar / parallel paragraphs"
@@ -474,9 +474,12 @@ def test_docx_headings_tables_and_no_headers_footers() -> None:
     assert "Türkçe | English" in page.text
     assert "Panthers savunması kaç sayı bırakmıştır? | How many points did the Panthers defense surrender?" in page.text
     hf = load(fx("docx/hdr-header-footer.docx"))
-    text = hf.pages[0].text
-    assert "section with header" in text
-    assert "Header for section" not in text and "Footer for section" not in text
+    page = hf.pages[0]
+    assert page.text.startswith("section with header\n\nsection without header of its own.")
+    # headers and footers once for the document, after the body, in a section of their own
+    assert page.text.count("Header for section-1") == 1 and page.text.count("Footer for section 1") == 1
+    assert page.section_at(page.text.index("Footer for section 1")) == "Headers and footers"
+    assert page.section_at(page.text.index("section with header")) is None
 
 
 def test_docx_generated_with_styles(tmp_path: Path) -> None:
@@ -498,8 +501,8 @@ def test_docx_generated_with_styles(tmp_path: Path) -> None:
     doc = load(path)
     page = doc.pages[0]
     assert doc.title == "Rapor"
-    assert [s.path for s in page.sections] == ["Giriş", "Giriş › Ayrıntı", "Sonuç"]
-    assert "Ad | Soyad\nAyşe | Yılmaz" in page.text and "GİZLİ" not in page.text
+    assert [s.path for s in page.sections] == ["Giriş", "Giriş › Ayrıntı", "Sonuç", "Headers and footers"]
+    assert "Ad | Soyad\nAyşe | Yılmaz" in page.text and page.text.endswith("Headers and footers\n\nGİZLİ ÜST BİLGİ")
     assert page.section_at(page.text.index("Ayşe")) == "Giriş › Ayrıntı"
 
 
