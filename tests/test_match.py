@@ -17,6 +17,8 @@ from kaynak.match import (
     match_of,
     model_name,
     no_good_match,
+    passage_language,
+    stub,
     weighted_coverage,
     wordless,
 )
@@ -72,6 +74,17 @@ def test_model_choice_idf_and_coverage() -> None:
     assert idf(0, 100) > idf(10, 100) > idf(90, 100) > 0
     assert weighted_coverage({"a"}, {"a": 3.0, "b": 1.0}) == 0.75
     assert weighted_coverage(set(), {}) == 0.0
+
+
+def test_stubs_and_passage_language() -> None:
+    assert stub("Word") and stub("  Kat Mülkiyeti Kanunu \n") and stub("")
+    assert not stub("The pump must be serviced every six months.")
+    assert not stub("Aidat borcunu ödemeyen malike faiz işler.")  # short, but a sentence of five words
+    assert passage_language("Kat malikleri kurulu yılda en az bir kez toplanır ve yönetici seçilir.", "english") == (
+        "turkish"
+    )
+    assert passage_language("The pump must be serviced every six months by the owner.", "turkish") == "english"
+    assert passage_language("E11000 hnsw.ef_search", "simple") == "simple"  # nothing to tell: the collection's
 
 
 # ---------------------------------------------------------------------- through the search service
@@ -133,3 +146,19 @@ def test_group_by_document(store: Store, pump: Collection) -> None:
     assert {h.source: h.scores["document_hits"] for h in grouped}["manuals/pump.md"] >= pump_hits >= 2
     with pytest.raises(Exception, match="unknown grouping"):
         svc.search("pressure", group_by="page")
+
+
+def test_a_heading_chunk_is_never_returned_before_a_real_passage(store: Store) -> None:
+    col = store.create_collection(f"m_stub_{uuid.uuid4().hex[:8]}", "english", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "word.txt", ["Pressure"])
+        add_doc(store, col, "manuals/pump.md", EN_DOC)
+        svc = make_service(store, col.name)
+        hits = svc.search("pressure", k=5)
+        assert [h.source for h in hits][-1] == "word.txt" and hits[0].source == "manuals/pump.md"
+        assert hits[-1].match == {"probability": 0.0, "label": "weak"}
+        assert len(hits.features) == len(hits)
+        one = svc.search("pressure", k=1)
+        assert [h.source for h in one] == ["manuals/pump.md"]
+    finally:
+        store.delete_collection(col.name)

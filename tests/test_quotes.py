@@ -9,6 +9,7 @@ from kaynak.quotes import (
     asked_type,
     highlight_spans,
     holds_type,
+    inside_sentence,
     quotes_and_matches,
     select_quotes,
     sentence_spans,
@@ -184,3 +185,19 @@ def test_a_long_sentence_is_cut_around_the_rarest_terms_not_the_most_words() -> 
     assert "Denmark" in text[s:e]
     [(s, e)] = quotes_and_matches([text], query, words_of, weights={"denmark": 0.8, "joined": 1.0})[0]
     assert "Denmark" not in text[s:e] and "2013" in text[s:e]
+
+
+def test_quotes_say_where_they_stop_inside_a_sentence() -> None:
+    spans = [(0, 10), (11, 30)]
+    assert inside_sentence(spans, 0, 30) == (False, False)
+    assert inside_sentence(spans, 0, 20) == (False, True)
+    assert inside_sentence(spans, 13, 30) == (True, False)
+    assert inside_sentence([], 0, 0) == (False, False)
+    text = FILLER * 3 + "The pump seals fail at high pressure. They are replaced yearly. " + FILLER * 4
+    long = "word " * 200
+    cuts: list[tuple[bool, bool]] = []
+    [(s, e), (ls, le), _], _found = quotes_and_matches([text, long, "   "], {"pump", "seals"}, words_of, cuts=cuts)
+    assert len(cuts) == 3 and cuts[2] == (False, False)
+    spans_of_text = sentence_spans(text)
+    assert cuts[0] == inside_sentence(spans_of_text, s, e)
+    assert cuts[1][1] and le - ls <= MAX_QUOTE_CHARS  # one over-long sentence: cut inside it, and it says so

@@ -130,6 +130,24 @@ def features(
     }
 
 
+STUB_WORDS = 4  # a passage of fewer words (and fewer than STUB_CHARS characters) is a heading or a scrap
+STUB_CHARS = 40
+
+
+def stub(text: str) -> bool:
+    """Whether a chunk is only a heading or a few characters ("Word", "Kat Mülkiyeti Kanunu"): it cannot answer
+    a question on its own, so search labels it ``weak`` and returns it only after every real passage."""
+    return len(text.strip()) < STUB_CHARS and len(re.findall(r"\w+", text)) < STUB_WORDS
+
+
+def passage_language(text: str, fallback: str) -> str:
+    """The language a passage is written in (``turkish`` / ``english`` when its words say so, else ``fallback``,
+    its collection's language): what ``cross`` compares the query's language with."""
+    from kaynak.langdetect import detect_language
+
+    return detect_language(text, min_evidence=3, min_share=0.7) or fallback
+
+
 def label(probability: float, model: str) -> str:
     if probability >= STRONG_AT[model]:
         return "strong"

@@ -371,12 +371,14 @@ def quotes_and_matches(
     weights: Mapping[str, float] | None = None,
     question: str | None = None,
     stored: Sequence[Analysis | None] | None = None,
+    cuts: list[tuple[bool, bool]] | None = None,
 ) -> tuple[list[Span], list[set[str]]]:
     """``select_quotes`` and, for each text, the query lexemes it contains anywhere (match strength's coverage),
     from the same stemming call. ``weights`` (the query lexemes' IDF) make rare terms count for more than common
     ones; ``question`` (the query text) tells what kind of answer is asked for (``asked_type``). ``stored``: the
     texts' analyses where ingest stored them (None for a text without one): only the others are analysed, in one
-    ``lexemes_of`` call, or none when every text has its analysis."""
+    ``lexemes_of`` call, or none when every text has its analysis. ``cuts`` (when given) gets, for each text,
+    whether its quote starts and whether it ends inside a sentence (``inside_sentence``): faces show "…" there."""
     analyses: list[Analysis | None] = list(stored) if stored is not None else [None] * len(texts)
     if query_lexemes:
         missing = [i for i, a in enumerate(analyses) if a is None]
@@ -394,6 +396,8 @@ def quotes_and_matches(
         matched.append(set().union(*lex) & query_lexemes if lex else set())
         if not spans:
             out.append((0, 0))
+            if cuts is not None:
+                cuts.append((False, False))
             continue
         lex = _extended(lex, scoring)
         typed = [holds_type(text[s:e], kind, question_words) for s, e in spans] if kind else None
@@ -408,7 +412,17 @@ def quotes_and_matches(
             word_lex = word_lex or [set() for _ in words]
             s, e = _cut(words, [lx & scoring for lx in word_lex], s, e, max_chars, local)
         out.append((s, e))
+        if cuts is not None:
+            cuts.append(inside_sentence(spans, s, e))
     return out, matched
+
+
+def inside_sentence(spans: Sequence[Span], start: int, end: int) -> tuple[bool, bool]:
+    """Whether the quote ``[start, end)`` starts inside a sentence of ``spans`` (not at its first character) and
+    whether it ends inside one (before its last): a face shows "…" on that side; the offsets stay exact."""
+    starts = {a for a, _ in spans}
+    ends = {b for _, b in spans}
+    return (bool(spans) and start not in starts, bool(spans) and end not in ends)
 
 
 def highlight_spans(texts: Sequence[str], query_lexemes: set[str], lexemes_of: LexemesOf) -> list[list[Span]]:

@@ -123,11 +123,14 @@ class ChunkRecord:
 
 @dataclass(frozen=True)
 class Quote:
-    """A verbatim passage of a page: ``page_text[char_start:char_end] == text``."""
+    """A verbatim passage of a page: ``page_text[char_start:char_end] == text``. ``cut_start`` / ``cut_end``: it
+    starts / ends inside a sentence (faces show "…" there; the offsets stay exact)."""
 
     text: str
     char_start: int
     char_end: int
+    cut_start: bool = False
+    cut_end: bool = False
 
 
 @dataclass

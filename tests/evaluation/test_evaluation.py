@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -447,3 +448,60 @@ def test_the_benchmarks_score_ndcg_as_kaynak_eval_does() -> None:
     assert common.ndcg(ranked, judged) == M.ndcg_at_k(["b", "a", "c"], judged, 10)
     assert 0 < common.ndcg(ranked, judged) < 1
     assert common.mean_ndcg({"q": ["a", "c"]}, {"q": judged, "r": {"x": 1}}) == 0.5
+
+
+def test_unanswerable_questions_alternative_sources_and_evidence(tmp_path: Path) -> None:
+    f = tmp_path / "q.jsonl"
+    f.write_text(
+        '{"id": "u", "question": "rent cap?", "source": null, "lang": "tr", "kind": "unanswerable"}\n'
+        '{"id": "s", "question": "keys", "source": "md/tr/a.md", "sources": ["md/en/a.md"], "evidence": "a key"}\n'
+    )
+    u, s = load_questions(f)
+    assert not u.answerable and u.all_sources() == () and u.groups() == ["tr", "unanswerable"]
+    assert s.answerable and s.all_sources() == ("md/tr/a.md", "md/en/a.md") and s.evidence == "a key"
+    f.write_text('{"question": "x", "source": null, "page": 3}\n')
+    with pytest.raises(DatasetError, match="cannot name pages or sources"):
+        load_questions(f)
+    f.write_text('{"question": "x", "source": "a.md", "sources": "b.md"}\n')
+    with pytest.raises(DatasetError, match="'sources' must be a list"):
+        load_questions(f)
+    f.write_text('{"question": "x", "source": 5}\n')
+    with pytest.raises(DatasetError, match="'source' must be a file path or null"):
+        load_questions(f)
+
+
+def test_label_metrics_on_answerable_and_unanswerable_questions() -> None:
+    from kaynak.evaluation.datasets import Question
+    from kaynak.evaluation.runner import label_metrics
+
+    def answer(ok: bool, label: str, ngm: bool, ends: bool = True) -> dict[str, Any]:
+        hit = {"ok": ok, "label": label, "p": 0.5, "features": None, "scores": {}, "chars": 100}
+        return {"hits": [hit], "no_good_match": ngm, "quote_ends_sentence": ends, "evidence": None}
+
+    a, u = Question("a", "q", "d.pdf"), Question("u", "q", None)
+    answers = [
+        (a, answer(True, "strong", False)),
+        (a, answer(False, "strong", False, ends=False)),
+        (a, answer(True, "weak", True)),
+        (u, answer(False, "weak", True)),
+        (u, answer(False, "partial", False)),
+    ]
+    m = label_metrics(answers)
+    assert m["strong precision"] == 0.5 and m["ngm answerable"] == round(1 / 3, 4)
+    assert m["ngm unanswerable"] == 0.5 and m["strong right"] == round(1 / 3, 4)
+    assert m["quote ends sentence"] == 0.8
+    assert label_metrics([(a, answer(True, "weak", True))])["strong precision"] is None
+
+
+def test_the_issue_51_set_is_well_formed() -> None:
+    """benchmarks/docqa/questions-51.jsonl: ≥ 200 answerable questions in all four language pairs, ≥ 100
+    unanswerable ones, two halves, every answer's file real and, with evidence, the phrase on the named page."""
+    qs = load_questions(REPO / "benchmarks" / "docqa" / "questions-51.jsonl")
+    answerable = [q for q in qs if q.answerable]
+    assert len(answerable) >= 200 and sum(not q.answerable for q in qs) >= 100
+    for pair in ("tr", "en", "tr→en", "en→tr"):
+        assert sum(q.lang == pair for q in answerable) >= 25, pair
+    docs = SHARED_DATA / "docs"
+    if docs.is_dir():
+        assert all((docs / s).is_file() for q in answerable for s in q.all_sources())
+    assert all(q.page is not None for q in answerable if (q.source or "").endswith(".pdf"))

@@ -138,6 +138,10 @@ def search(
         quote = Text(hit.quote.text.replace("\n", " "))
         for a, b in spans:
             quote.stylize("bold yellow", a, b)
+        if hit.quote.cut_start:  # the quote starts / ends inside a sentence (kaynak.quotes.inside_sentence)
+            quote = Text("…") + quote
+        if hit.quote.cut_end:
+            quote.append("…")
         console.print(Padding(quote, (0, 0, 0, 3)))
         if scores:
             parts = [

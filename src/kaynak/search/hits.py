@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from kaynak.fusion import Fused
-from kaynak.match import features, match_of, model_name, no_good_match, weighted_coverage, wordless
+from kaynak.match import (
+    features,
+    match_of,
+    model_name,
+    no_good_match,
+    passage_language,
+    stub,
+    weighted_coverage,
+    wordless,
+)
 from kaynak.quotes import MAX_QUOTE_CHARS, decode, quotes_and_matches
 from kaynak.search.plan import SearchPlan
 from kaynak.staleness import stale_files
@@ -104,11 +113,13 @@ def build_hits(
     language_of = {c.name: c.language for c in plan.collections}
     embedder_of = {c.name: c.embedder for c in plan.collections}
     quotes: dict[str, tuple[int, int]] = {}
+    cut: dict[str, tuple[bool, bool]] = {}  # the quote starts / ends inside a sentence
     matched: dict[str, set[str]] = {}
     for language in sorted(set(language_of.values())):
         ids = [f.id for f in top if language_of.get(records[f.id].collection) == language]
         if not ids:
             continue
+        cuts: list[tuple[bool, bool]] = []
         spans, found = quotes_and_matches(
             [records[i].text for i in ids],
             set(plan.query_lexemes.get(language, [])),
@@ -117,11 +128,15 @@ def build_hits(
             plan.term_weights.get(language),
             plan.text,
             [decode(sentences.get(i)) for i in ids],
+            cuts,
         )
         quotes.update(zip(ids, spans, strict=True))
+        cut.update(zip(ids, cuts, strict=True))
         matched.update(zip(ids, found, strict=True))
     asks = not wordless(plan.text)
-    hits: list[Hit] = []
+    hits: list[Hit] = []  # the real passages so far (duplicates collapse into them)
+    built: list[tuple[Hit, dict[str, float]]] = []
+    stubs: list[tuple[Hit, dict[str, float]]] = []  # headings and scraps: only after the real passages
     for rank, f in enumerate(top, start=1):
         rec = records[f.id]
         s, e = quotes.get(f.id, (0, min(len(rec.text), MAX_QUOTE_CHARS)))
@@ -131,17 +146,19 @@ def build_hits(
             continue
         if k is not None and len(hits) >= k:
             continue
+        tiny = stub(rec.text)  # a heading or a few characters: after every real passage, weak (issue 51)
         scores = _scores(f, rerank_scores)
         language = language_of.get(rec.collection, "")
         coverage = weighted_coverage(matched.get(f.id, set()), plan.term_weights.get(language, {}))
         scores["coverage"] = round(coverage, 4)  # the IDF-weighted share of the query's terms in the chunk
-        cross = plan.query_language is not None and language in LANGUAGE_NAMES and language != plan.query_language
+        # the passage's own language (a collection may hold both): a Turkish question about a Turkish page of an
+        # "english" collection is not a cross-language match (issue 51)
+        written = passage_language(rec.text, language)
+        cross = plan.query_language is not None and written in LANGUAGE_NAMES and written != plan.query_language
         feats = features(scores, coverage, plan.keyword_coverage, plan.vector_reference, cross)
         has_vector = plan.mode != SearchMode.KEYWORD and scores["vector"] is not None
-        match = match_of(feats, model_name(embedder_of.get(rec.collection), has_vector), asks)
-        if features_out is not None:
-            features_out.append(feats)
-        hits.append(
+        match = match_of(feats, model_name(embedder_of.get(rec.collection), has_vector), asks and not tiny)
+        hit = (
             Hit(
                 chunk_id=rec.id,
                 collection=rec.collection,
@@ -153,15 +170,22 @@ def build_hits(
                 char_end=rec.char_end,
                 score=rerank_scores.get(f.id, f.score) if rerank_scores else f.score,
                 scores=scores,
-                quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e),
+                quote=Quote(rec.text[s:e], rec.char_start + s, rec.char_start + e, *cut.get(f.id, (False, False))),
                 text=rec.text,
                 document_id=rec.document_id,
                 ocr={"confidence": ocr[rec.id]} if rec.id in ocr else None,
                 stale=rec.id in stale,
                 match=match,
-            )
+            ),
+            feats,
         )
-    return hits
+        (stubs if tiny else built).append(hit)
+        if not tiny:
+            hits.append(hit[0])
+    built += stubs[: max(0, k - len(built))] if k is not None else stubs
+    if features_out is not None:
+        features_out.extend(f for _, f in built)
+    return [h for h, _ in built]
 
 
 def _scores(f: Fused, rerank_scores: Mapping[str, float]) -> dict[str, float | int | None]:
