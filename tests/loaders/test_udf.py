@@ -1,5 +1,6 @@
 """UYAP UDF loader: the text pool read through the paragraphs' offsets, bold short paragraphs as headings, page
-breaks, tables, the header left out; broken offsets fall back to the plain pool; unsafe XML and zip bombs refused."""
+breaks, tables, the header and footer read once; broken offsets fall back to the plain pool; unsafe XML and zip
+bombs refused."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def test_udf_paragraphs_headings_pages_table(tmp_path: Path) -> None:
     doc = load(write(tmp_path, "karar.udf", make_udf(UDF_PARAGRAPHS, page_break_after=2, header="AV. MEHMET")))
     assert doc.title == "T.C. ANKARA 3. ASLİYE HUKUK MAHKEMESİ" and doc.metadata["format_id"] == "1.8"
     one, two = doc.pages
-    assert "AV. MEHMET" not in one.text + two.text
+    assert one.text.startswith("AV. MEHMET\n\n") and "AV. MEHMET" not in two.text  # the header, once
     passage = UDF_PARAGRAPHS[2][0]
     assert passage in one.text and one.section_at(one.text.index(passage)) == "GEREKÇE"
     assert two.text.startswith("HÜKÜM") and two.section_at(two.text.index("Davanın kabulüne")) == "HÜKÜM"
@@ -58,3 +59,17 @@ def test_udf_hostile(tmp_path: Path) -> None:
         load(write(tmp_path, "baska.udf", _with_content("<document/>")))
     with pytest.raises(CorruptFile, match="not a zip"):
         load(write(tmp_path, "metin.udf", "UYAP belgesi değil".encode()))
+
+
+def test_udf_header_and_footer_are_read_once() -> None:
+    # A look-alike of an e-signed UYAP document (tests/fixtures/world/SOURCES.md): letterhead in <header>, the
+    # e-signature notice and verification address in a <footer> written last among the elements, with a page
+    # number drawn over an empty paragraph. Both used to be left out.
+    doc = load(Path(__file__).resolve().parents[1] / "fixtures" / "world" / "udf" / "icra-esign-lookalike.udf")
+    text = "\n\n".join(p.text for p in doc.pages)
+    notice = "Bu belge 5070 sayılı Elektronik İmza Kanunu uyarınca güvenli elektronik imza ile imzalanmıştır."
+    assert text.count(notice) == 1 and text.count("İCRA VE İFLAS DAİRESİ YAZISI") == 1
+    assert text.startswith("İCRA VE İFLAS DAİRESİ YAZISI")  # the header before the body
+    assert text.endswith("AB12CD3 doğrulama koduyla ulaşabilirsiniz.")  # the footer after it
+    assert "Asıl alacak | 12.500,00 TL" in text and doc.title == "İSTANBUL 7. İCRA DAİRESİ"
+    assert "\u200b" not in text

@@ -5,7 +5,10 @@ A UDF file is a zip holding ``content.xml``: ``<template format_id="…">`` with
 ``<paragraph>``s point into the pool with ``startOffset`` / ``length`` (counted in characters) through their
 ``<content>``, ``<space>``, ``<tab>`` and ``<field>`` children; ``<table>`` → ``<row>`` → ``<cell>`` hold paragraphs,
 and ``<page-break>`` ends a page. The body is read in element order: each paragraph a block, each table row one
-``cell | cell`` line, a page break a new page. The header and footer (letterhead, page numbers) are not body text.
+``cell | cell`` line, a page break a new page. The header (letterhead) and footer (the e-signature notice every
+UYAP document carries, the verification address) are ``<header>`` / ``<footer>`` among the elements, printed on
+every page: their text is read once per document, the header's before the body on the first page and the
+footer's after it on the last; the page number the footer draws (``pageNumber-spec``) is not text.
 
 Headings: a paragraph whose style is named like a heading (``baslik``, ``başlık``, ``heading``, ``title``), or a
 short paragraph (at most 120 characters, no final full stop) whose every run is bold, opens a section, the way
@@ -75,6 +78,8 @@ class _Walker:
 
     def walk(self, elements: Element) -> None:
         for el in elements:
+            if el.tag in ("header", "footer"):
+                continue  # read once, by load_udf
             if el.tag == "paragraph":
                 self.paragraph(el)
             elif el.tag == "table":
@@ -120,7 +125,13 @@ def load_udf(path: Path, data: bytes) -> LoadedDocument:
     builder = PagedBuilder()
     elements = root.find("elements")
     if elements is not None:
+        header, footer = _margins(elements, pool, "header"), _margins(elements, pool, "footer")
+        for text in header:
+            builder.block(text)
         _Walker(pool, builder).walk(elements)
+        for text in footer:
+            if text not in header:
+                builder.block(text)
     pages = builder.pages()
     unusable = elements is None or pool.bad or not any(p.text.strip() for p in pages)
     if unusable and pool.text.strip():
@@ -133,6 +144,18 @@ def load_udf(path: Path, data: bytes) -> LoadedDocument:
     metadata = {"format": "udf", "format_id": root.get("format_id") or "", "page_count": len(pages)}
     title = (builder.headings[0][1] if builder.headings else None) or _first_text(pages) or stem_title(path)
     return LoadedDocument(title=title, pages=pages, metadata=metadata, warnings=warnings)
+
+
+def _margins(elements: Element, pool: _Pool, tag: str) -> list[str]:
+    """The paragraphs of the ``<header>`` or ``<footer>`` elements, each once; a paragraph without letters or
+    digits (the placeholder a page number is drawn over) is left out."""
+    out: list[str] = []
+    for region in elements.findall(tag):
+        for p in region.iter("paragraph"):
+            text = _paragraph(p, pool)[0].strip()
+            if any(ch.isalnum() for ch in text) and text not in out:
+                out.append(text)
+    return out
 
 
 def _first_text(pages: list[Page]) -> str | None:
