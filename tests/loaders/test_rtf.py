@@ -75,3 +75,11 @@ def test_rtf_list_numbers_are_kept() -> None:
     text = load(WORLD / "testRTFListMicrosoftWord.rtf").pages[0].text
     assert "1. one\n\n2. two\n\n3. three" in text
     assert "1. a\n\n- aa" in text and "2. b\n\n3. c" in text
+
+
+def test_rtf_stray_destination_marker_inside_a_group() -> None:
+    """StarWriter wrote ``{\\loch … \\*\\cs7 … The quick brown fox …}``: ``\\*`` marks a destination only right after
+    ``{``; taking it for one here dropped the document's only paragraph (testRTFIgnoredControlWord.rtf)."""
+    doc = load(WORLD / "testRTFIgnoredControlWord.rtf")
+    assert doc.pages[0].text == "The quick brown fox jumps over the lazy dog"
+    assert doc.title == "test rft document"

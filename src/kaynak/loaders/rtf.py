@@ -149,8 +149,10 @@ class _Reader:
         stack: list[_State] = []
         skip_chars = 0
         dest_next = False
+        group_start = False  # the previous token opened a group: only there does \\* mark a destination
         for m in _TOKEN.finditer(self.data):
             word, arg, hexbyte, symbol, brace, text = m.groups()
+            opened, group_start = group_start, brace == b"{" or (group_start and m.lastindex is None)
             if hexbyte is None and self.pending and not state.skip:
                 self.flush_bytes()
             if brace == b"{":
@@ -171,7 +173,7 @@ class _Reader:
                 continue
             if symbol is not None:
                 if symbol == b"*":
-                    dest_next = True
+                    dest_next = opened  # a stray \\* inside a group (StarWriter writes them) is ignored
                 elif state.skip:
                     pass
                 elif skip_chars:
