@@ -168,3 +168,34 @@ def test_manifest_with_openoffice_doctype_and_note_in_heading(tmp_path: Path) ->
     (page,) = doc.pages
     assert page.section_at(page.text.index("Le paramétrage se fait")) == "Paramétrage"
     assert "[6] Voir l’aide." in page.text
+
+
+def test_list_numbers_are_text(tmp_path: Path) -> None:
+    """ "madde 3" needs the 3: numbered list items keep their label as LibreOffice shows it (format, prefix,
+    suffix, start value, levels shown, numbering continued); bullets add nothing."""
+    styles = (
+        '<text:list-style style:name="L1"><text:list-level-style-number text:level="1" style:num-suffix=")" '
+        'style:num-format="1"/><text:list-level-style-number text:level="2" style:num-suffix=")" '
+        'style:num-format="a"/></text:list-style>'
+        '<text:list-style style:name="L2"><text:list-level-style-number text:level="1" style:num-prefix="Madde " '
+        'style:num-suffix="." style:num-format="1" text:start-value="3"/><text:list-level-style-number text:level="2" '
+        'style:num-suffix="." style:num-format="1" text:display-levels="2"/></text:list-style>'
+        '<text:list-style style:name="L3"><text:list-level-style-bullet text:level="1" text:bullet-char="•"/>'
+        "</text:list-style>"
+    )
+    body = (
+        '<text:list text:style-name="L1"><text:list-item><text:p>Birinci</text:p><text:list><text:list-item>'
+        "<text:p>alt bir</text:p></text:list-item><text:list-item><text:p>alt iki</text:p></text:list-item>"
+        "</text:list></text:list-item><text:list-item><text:p>İkinci</text:p></text:list-item></text:list>"
+        "<text:p>Ara paragraf.</text:p>"
+        '<text:list text:style-name="L1" text:continue-numbering="true"><text:list-item><text:p>Üçüncü</text:p>'
+        "</text:list-item></text:list>"
+        '<text:list text:style-name="L2"><text:list-item><text:p>Aidat ödenir.</text:p><text:list><text:list-item>'
+        "<text:p>Gecikmede faiz işler.</text:p></text:list-item></text:list></text:list-item></text:list>"
+        '<text:list text:style-name="L3"><text:list-item><text:p>madde imi</text:p></text:list-item></text:list>'
+    )
+    doc = load(write(tmp_path, "liste.odt", odf_zip("text", body, "Liste", styles)))
+    assert doc.pages[0].text.split("\n\n") == [
+        "1) Birinci", "a) alt bir", "b) alt iki", "2) İkinci", "Ara paragraf.", "3) Üçüncü",
+        "Madde 3. Aidat ödenir.", "3.1. Gecikmede faiz işler.", "madde imi",
+    ]  # fmt: skip

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
 from kaynak.errors import CorruptFile, EncryptedFile
@@ -57,7 +57,7 @@ _SKIP = frozenset(
 )  # fmt: skip
 _CONTAINERS = frozenset(
     {TEXT + "list", TEXT + "list-item", TEXT + "list-header", TEXT + "section", TEXT + "index-body",
-     OFFICE + "text", TEXT + "table-of-content",
+     OFFICE + "text", TEXT + "table-of-content", TEXT + "index-title",
      TEXT + "alphabetical-index", TEXT + "illustration-index", TEXT + "bibliography"}
 )  # fmt: skip
 _MAX_REPEAT = 1_000
@@ -230,18 +230,128 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, bre
 
 
 # ---------------------------------------------------------------------------------------------- text documents
+class _LevelFormat(NamedTuple):
+    fmt: str  # style:num-format: "1", "a", "A", "i", "I", "" (no number); None-like "" for bullets
+    prefix: str
+    suffix: str
+    start: int
+    display: int  # text:display-levels: how many levels the label shows ("1.2.")
+
+
+def _list_formats(*docs: Element | None) -> dict[str, dict[int, _LevelFormat]]:
+    """List style name → level → how its items are numbered (numbered levels only; bullets are not text)."""
+    out: dict[str, dict[int, _LevelFormat]] = {}
+    for doc in docs:
+        for style in doc.iter(TEXT + "list-style") if doc is not None else ():
+            levels: dict[int, _LevelFormat] = {}
+            for lvl in style:
+                raw = lvl.get(TEXT + "level") or ""
+                if lvl.tag != TEXT + "list-level-style-number" or not raw.isdigit():
+                    continue
+                start = lvl.get(TEXT + "start-value") or "1"
+                display = lvl.get(TEXT + "display-levels") or "1"
+                levels[int(raw)] = _LevelFormat(
+                    lvl.get(STYLE + "num-format") or "",
+                    lvl.get(STYLE + "num-prefix") or "",
+                    lvl.get(STYLE + "num-suffix") or "",
+                    int(start) if start.isdigit() else 1,
+                    int(display) if display.isdigit() else 1,
+                )
+            out[style.get(STYLE + "name") or ""] = levels
+    return out
+
+
+def _roman(n: int) -> str:
+    out = ""
+    for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                           (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
+        while n >= value:
+            out += numeral
+            n -= value
+    return out
+
+
+def _letters(n: int) -> str:
+    out = ""
+    while n > 0:
+        n, rem = divmod(n - 1, 26)
+        out = chr(ord("a") + rem) + out
+    return out
+
+
+def _format_number(n: int, fmt: str) -> str:
+    if fmt in ("a", "A"):
+        text = _letters(max(n, 1))
+    elif fmt in ("i", "I"):
+        text = _roman(max(min(n, 4999), 1))
+    elif fmt == "1":
+        return str(n)
+    else:
+        return ""
+    return text.upper() if fmt.isupper() else text
+
+
+class _ListState:
+    def __init__(self, style: str, level: int, formats: dict[int, _LevelFormat], count: int) -> None:
+        self.style = style
+        self.level = level
+        self.formats = formats
+        self.count = count
+
+
+class _Numbering:
+    """List numbers as LibreOffice shows them ("1.", "a)", "2.1."), continued where a list says so."""
+
+    def __init__(self, formats: dict[str, dict[int, _LevelFormat]]) -> None:
+        self.formats = formats
+        self.last: dict[tuple[str, int], int] = {}
+
+    def open(self, el: Element, outer: _ListState | None) -> _ListState:
+        style = el.get(TEXT + "style-name") or (outer.style if outer else "")
+        level = outer.level + 1 if outer else 1
+        formats = self.formats.get(style, {})
+        fmt = formats.get(level)
+        start = fmt.start if fmt else 1
+        cont = el.get(TEXT + "continue-numbering") == "true" or el.get(TEXT + "continue-list") is not None
+        count = self.last.get((style, level), start - 1) if cont else start - 1
+        return _ListState(style, level, formats, count)
+
+    def close(self, state: _ListState) -> None:
+        self.last[(state.style, state.level)] = state.count
+
+    def item(self, el: Element, lists: list[_ListState]) -> str:
+        state = lists[-1]
+        start = el.get(TEXT + "start-value") or ""
+        state.count = int(start) if start.isdigit() else state.count + 1
+        fmt = state.formats.get(state.level)
+        if fmt is None or not fmt.fmt:
+            return ""
+        shown = lists[max(0, len(lists) - fmt.display) :]
+        numbers = [_format_number(s.count, (s.formats.get(s.level) or fmt).fmt) for s in shown]
+        return fmt.prefix + ".".join(n for n in numbers if n) + fmt.suffix
+
+
 class _TextWalker:
-    def __init__(self, builder: PagedBuilder, styles: _StyleInfo) -> None:
+    def __init__(
+        self, builder: PagedBuilder, styles: _StyleInfo, numbering: dict[str, dict[int, _LevelFormat]] | None = None
+    ) -> None:
         self.b = builder
         self.styles = styles
         self.first_title: str | None = None
+        self.numbering = _Numbering(numbering or {})
+        self.label = ""  # the number of the list item whose first paragraph comes next ("1.", "a)")
 
     def walk(self, container: Element, depth: int = 0) -> None:
-        stack: list[Any] = [iter(container)]
+        # (children, the list this level opened or None): a list's numbering lives while its children are read
+        stack: list[tuple[Any, _ListState | None]] = [(iter(container), None)]
+        lists: list[_ListState] = []
         while stack:
-            el = next(stack[-1], None)
+            el = next(stack[-1][0], None)
             if el is None:
-                stack.pop()
+                _, opened = stack.pop()
+                if opened is not None:
+                    self.numbering.close(opened)
+                    lists.pop()
                 continue
             tag = el.tag
             if tag in _SKIP:
@@ -252,8 +362,16 @@ class _TextWalker:
                 self.paragraph(el)
             elif tag == TABLE + "table":
                 self.table(el)
+            elif tag == TEXT + "list" and len(stack) < 200:
+                state = self.numbering.open(el, lists[-1] if lists else None)
+                lists.append(state)
+                stack.append((iter(el), state))
+            elif tag in (TEXT + "list-item", TEXT + "list-header") and len(stack) < 200:
+                if lists and tag == TEXT + "list-item":
+                    self.label = self.numbering.item(el, lists)
+                stack.append((iter(el), None))
             elif tag in _CONTAINERS and len(stack) < 200:
-                stack.append(iter(el))
+                stack.append((iter(el), None))
 
     def _style(self, el: Element) -> str:
         return el.get(TEXT + "style-name") or el.get(TABLE + "style-name") or ""
@@ -274,6 +392,9 @@ class _TextWalker:
         notes: list[str] = []
         parts = inline_text(el, notes, breaks=True).split(_SOFT_BREAK)
         level = self._level(el)
+        label, self.label = self.label, ""
+        if label and level is None and "".join(parts).strip():
+            parts[0] = label + " " + parts[0].lstrip()
         if level is not None and "".join(parts).strip():
             text = "".join(parts)
             for note in notes:  # a note's citation is not part of the heading's title (its body follows)
@@ -364,7 +485,7 @@ def table_rows(table: Element, depth: int = 0) -> list[str]:
 
 def _load_text(path: Path, body: Element, styles: Element | None, content: Element) -> tuple[list[Page], str | None]:
     builder = PagedBuilder()
-    walker = _TextWalker(builder, _StyleInfo(styles, content))
+    walker = _TextWalker(builder, _StyleInfo(styles, content), _list_formats(styles, content))
     walker.walk(body)
     pages = builder.pages()
     first = walker.first_title or (builder.headings[0][1] if builder.headings else None)
