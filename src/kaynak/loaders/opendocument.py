@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
 from kaynak.errors import CorruptFile, EncryptedFile
-from kaynak.types import LoadedDocument, Page
+from kaynak.types import LoadedDocument, Page, Section
 
 from .common import PagedBuilder, collapse_whitespace, first_line_title, json_safe, meaningful_title, stem_title
 from .sheets import MAX_CELLS, SheetText, pages_of
@@ -568,7 +568,7 @@ def _slide_title(slide: Element, frames: list[Element]) -> tuple[str | None, Ele
         lines = [line.strip() for line in _frame_text(frame).splitlines() if line.strip()]
         if lines:
             first = collapse_whitespace(lines[0])
-            return (first, None) if len(first) <= 100 else (first[:80].rsplit(" ", 1)[0] + "…", None)
+            return first, None
     return None, None
 
 
@@ -608,7 +608,7 @@ def _slide_page(number: int, slide: Element) -> Page:
                     if skip_title_line and text.strip():
                         skip_title_line = False  # the first line, already the heading
                         rest = text.strip().split("\n", 1)
-                        if title and collapse_whitespace(rest[0]).startswith(title.rstrip("…")):
+                        if title and collapse_whitespace(rest[0]) == title:
                             text = rest[1] if len(rest) > 1 else ""
                     builder.block(text, sep="\n")
     notes = slide.find(PRES + "notes")
@@ -619,7 +619,17 @@ def _slide_page(number: int, slide: Element) -> Page:
             for note_text in texts:
                 builder.block(note_text, sep="\n")
     (page,) = builder.pages()
-    return Page(number=number, text=page.text, sections=page.sections)
+    return Page(number=number, text=page.text, sections=_short_sections(page.sections))
+
+
+def _short_sections(sections: list[Section]) -> list[Section]:
+    """A slide named by a long first line of text: the line stays whole in the text, its section is cut at a word
+    (80 characters)."""
+    out = []
+    for s in sections:
+        path = s.path if len(s.path) <= 100 else s.path[:80].rsplit(" ", 1)[0] + "…"
+        out.append(Section(s.start, s.end, path))
+    return out
 
 
 def _load_slides(body: Element) -> list[Page]:

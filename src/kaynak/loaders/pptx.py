@@ -20,7 +20,7 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from kaynak.errors import CorruptFile
-from kaynak.types import LoadedDocument, Page
+from kaynak.types import LoadedDocument, Page, Section
 
 from .common import PagedBuilder, collapse_whitespace, json_safe, meaningful_title, stem_title
 from .xmlsafe import has_member, open_zip, parse_xml
@@ -137,7 +137,7 @@ def _title(shapes: list[Element]) -> tuple[str | None, Element | None]:
         lines = [line.strip() for para in _paragraphs(shape) for line in para.splitlines() if line.strip()]
         if lines:
             first = collapse_whitespace(lines[0])
-            return (first, None) if len(first) <= 100 else (first[:80].rsplit(" ", 1)[0] + "…", None)
+            return first, None
     return None, None
 
 
@@ -220,7 +220,7 @@ def _slide_page(number: int, slide: Element, notes: Element | None, extra: list[
             if skip_title_line and para.strip():
                 skip_title_line = False  # its first line is the heading already
                 rest = para.strip().split("\n", 1)
-                if title and collapse_whitespace(rest[0]).startswith(title.rstrip("…")):
+                if title and collapse_whitespace(rest[0]) == title:
                     para = rest[1] if len(rest) > 1 else ""
             builder.block(para, sep="\n")
     for line in extra:
@@ -239,7 +239,17 @@ def _slide_page(number: int, slide: Element, notes: Element | None, extra: list[
             for t in texts:
                 builder.block(t, sep="\n")
     (page,) = builder.pages()
-    return Page(number=number, text=page.text, sections=page.sections)
+    return Page(number=number, text=page.text, sections=_short_sections(page.sections))
+
+
+def _short_sections(sections: list[Section]) -> list[Section]:
+    """A slide named by a long first line of text: the line stays whole in the text, its section is cut at a word
+    (80 characters)."""
+    out = []
+    for s in sections:
+        path = s.path if len(s.path) <= 100 else s.path[:80].rsplit(" ", 1)[0] + "…"
+        out.append(Section(s.start, s.end, path))
+    return out
 
 
 def _graphics_text(path: Path, zf: zipfile.ZipFile, slide: Element, rels: dict[str, str]) -> list[str]:
