@@ -155,3 +155,11 @@ def test_xlsx_password_protected_is_encrypted_file() -> None:
     with pytest.raises(EncryptedFile, match="password-protected; save it without a password first") as err:
         load(path)
     assert str(path) in str(err.value)
+
+
+def test_xlsx_encrypted_with_excels_default_password_is_read() -> None:
+    """protectedFile.xlsx is encrypted with "VelvetSweatshop", the password Excel uses for a write-protected
+    workbook and opens without asking: it was refused as password-protected."""
+    doc = load(WORLD / "protectedFile.xlsx")
+    assert doc.metadata["sheets"] == ["Лист1", "Лист2", "Лист3"] and "default password" in doc.metadata["encryption"]
+    assert "При запуске пробной версии Office 2007 в первый раз после активации лицензии" in doc.pages[0].text

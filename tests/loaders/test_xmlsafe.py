@@ -38,3 +38,12 @@ def test_old_binary_office_file_under_a_new_extension(tmp_path: Path) -> None:
     assert not is_encrypted_ooxml(ole)
     with pytest.raises(CorruptFile, match="old binary Office file"):
         load(path)
+
+
+def test_default_password_opens_only_what_excel_opens_without_asking() -> None:
+    from kaynak.loaders.ooxmlcrypt import decrypt_default
+
+    plain = decrypt_default((WORLD / "protectedFile.xlsx").read_bytes())  # Standard encryption, "VelvetSweatshop"
+    assert plain is not None and plain.startswith(b"PK")
+    assert decrypt_default((WORLD / "testEXCEL_protected_passtika.xlsx").read_bytes()) is None  # a chosen password
+    assert decrypt_default(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600) is None  # not a compound file

@@ -1,7 +1,9 @@
 """Spreadsheet loaders (XLSX/XLSM with openpyxl, CSV/TSV with the standard library) and the row renderer ODS shares.
 
 Every sheet is one page whose section is the sheet name. XLSX cells are the text a person sees in Excel: each value
-rendered through its number format (kaynak.loaders.numfmt: "2.50%", "6:15 AM", "$1,234.50", "1,234,567.89"). Strict
+rendered through its number format (kaynak.loaders.numfmt: "2.50%", "6:15 AM", "$1,234.50", "1,234,567.89"). A workbook
+encrypted with Excel's default password (a write-protected one, which Excel opens without asking) is decrypted
+(kaynak.loaders.ooxmlcrypt); one with a password the person set is EncryptedFile. Strict
 OOXML workbooks (namespaces under ``http://purl.oclc.org/ooxml/``, which openpyxl does not know) are read after
 their namespaces are mapped to the transitional ones, within the zip guard's inflation budget. A row becomes one
 line a question can match: with a header row (the first non-empty row, when it is all text), ``Header: value;
@@ -31,7 +33,8 @@ from kaynak.types import LoadedDocument, Page
 from .common import TextBuilder, collapse_whitespace, json_safe, meaningful_title, stem_title
 from .normalize import NotText, decode_text
 from .numfmt import format_value, general
-from .xmlsafe import open_zip, parse_xml
+from .ooxmlcrypt import decrypt_default
+from .xmlsafe import OLE_MAGIC, open_zip, parse_xml
 from .zipguard import check_inflated
 
 MAX_CELLS = 1_000_000
@@ -141,6 +144,11 @@ _SHEET_MEMBER_RE = re.compile(r"^xl/worksheets/[^/]+\.xml$")
 
 def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
     kind = "XLSX"
+    default_password = False
+    if data.startswith(OLE_MAGIC):  # encrypted; Excel's own default password opens a write-protected workbook
+        plain = decrypt_default(data)
+        if plain is not None:
+            data, default_password = plain, True
     sheets_in_zip = _worksheet_parts(data)
     zf = open_zip(path, data, kind, skip=sheets_in_zip)  # worksheets are streamed under MAX_CELLS instead
     if "xl/workbook.xml" not in zf.namelist():
@@ -175,6 +183,8 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
         wb.close()
     pages = pages_of(sheets)
     metadata["page_count"] = len(pages)
+    if default_password:
+        metadata["encryption"] = "Excel's default password (opened without asking, as Excel does)"
     title = meaningful_title(raw_title) or stem_title(path)
     return LoadedDocument(title=title, pages=pages, metadata=metadata, warnings=warnings)
 
