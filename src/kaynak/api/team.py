@@ -285,6 +285,12 @@ class Team:
             )
 
 
+def caller_key(access: Access, client: str = "") -> str:
+    """Whose query vectors these are: the token's name (``KAYNAK_API_TOKEN`` and the like for the configured
+    ones), else the address of an anonymous caller."""
+    return f"token:{access.name}" if access.name else f"{access.kind}:{client}"
+
+
 def team_of(scope: Scope) -> Team:
     return scope["app"].state.team
 
@@ -372,14 +378,14 @@ class CallerContext:
 
     @cached_property
     def search(self) -> Any:
-        """The search service seeing only the caller's collections, and the server's paths only where it is an
-        admin (paths name the server's folders; readers get documents without their ``origin``)."""
+        """The search service seeing only the caller's collections, the server's paths only where it is an admin
+        (paths name the server's folders; readers get documents without their ``origin``), and query vectors
+        cached for this caller alone (a shared cache let any token time what others searched)."""
         access = self.access
         visible, paths = access.visible("read"), access.visible("admin")
         service = self._base.search
-        if visible is None and paths is None:
-            return service
         view = copy.copy(service)
+        view.query_vectors = service.query_vectors.partition(caller_key(access, self.client))
         view.store = scoped_view(service.store, visible, paths)
         return view
 

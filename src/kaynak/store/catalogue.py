@@ -145,7 +145,7 @@ class CatalogueMixin(StoreBase):
 
     _DOC_COLS = (  # timestamps as ISO 8601 UTC, the one format of every face
         "id, source, sha256, title, page_count, chunk_count, metadata, "
-        '''to_char(ingested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), warnings, origin'''
+        """to_char(ingested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), warnings, origin"""
     )
 
     def find_document(self, collection: Collection, source: str) -> DocumentInfo | None:
@@ -294,10 +294,18 @@ class CatalogueMixin(StoreBase):
             rows = conn.execute(self._CHUNK_SELECT + " WHERE c.id = ANY(%s)", (list(ids),)).fetchall()
         return {r[0]: self._chunk_from_row(r) for r in rows}
 
-    def chunk_with_neighbours(self, chunk_id_: str, before: int = 1, after: int = 1) -> list[ChunkRecord]:
-        """The chunk and up to ``before``/``after`` chunks of the same document around it, in order."""
+    def chunk_with_neighbours(
+        self, chunk_id_: str, before: int = 1, after: int = 1, within: Sequence[str] | None = None
+    ) -> list[ChunkRecord]:
+        """The chunk and up to ``before``/``after`` chunks of the same document around it, in order. ``within``:
+        only a chunk of these collections (by name) is found; any other answers as missing, by the same single
+        lookup, so that its existence does not show in the time the answer takes."""
         with self._conn() as conn:
-            row = conn.execute("SELECT document_id, ord FROM chunks WHERE id = %s", (chunk_id_,)).fetchone()
+            row = conn.execute(
+                "SELECT c.document_id, c.ord FROM chunks c WHERE c.id = %s AND (%s::text[] IS NULL OR "
+                "c.collection_id IN (SELECT id FROM collections WHERE name = ANY(%s::text[])))",
+                (chunk_id_, None if within is None else list(within), None if within is None else list(within)),
+            ).fetchone()
             if row is None:
                 raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
             rows = conn.execute(
@@ -317,13 +325,17 @@ class CatalogueMixin(StoreBase):
             raise DocumentNotFound(f"collection {collection.name!r} has no page {number} of {source!r}")
         return str(row[0])
 
-    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
-        """A document by its id, with ``origin`` (the file it was ingested from; the web page serves it)."""
+    def document_origin(self, document_id: int, within: Sequence[str] | None = None) -> tuple[DocumentInfo, str | None]:
+        """A document by its id, with ``origin`` (the file it was ingested from; the web page serves it).
+        ``within``: only a document of these collections is found (as in ``chunk_with_neighbours``)."""
+        names = None if within is None else list(within)
         with self._conn() as conn:
             row = conn.execute(
                 f"SELECT {self._DOC_COLS}, origin, "
-                "(SELECT name FROM collections c WHERE c.id = documents.collection_id) FROM documents WHERE id = %s",
-                (document_id,),
+                "(SELECT name FROM collections c WHERE c.id = documents.collection_id) FROM documents WHERE id = %s "
+                "AND (%s::text[] IS NULL OR collection_id IN "
+                "(SELECT id FROM collections WHERE name = ANY(%s::text[])))",
+                (document_id, names, names),
             ).fetchone()
         if row is None:
             raise DocumentNotFound(f"no document with id {document_id}")

@@ -141,8 +141,18 @@ class ScopedStore(Store):
         return super().lexeme_stats(self._check(collection), lexemes)
 
     # ------------------------------------------------------------------ by id: out of scope reads as missing
-    def chunk_with_neighbours(self, chunk_id_: str, before: int = 1, after: int = 1) -> list[ChunkRecord]:
-        chunks = super().chunk_with_neighbours(chunk_id_, before, after)
+    def _within(self, within: Sequence[str] | None) -> list[str] | None:
+        """The collections an id lookup may find its row in: the visible ones (of ``within``, when given)."""
+        return self._wanted(within)
+
+    def chunk_with_neighbours(
+        self, chunk_id_: str, before: int = 1, after: int = 1, within: Sequence[str] | None = None
+    ) -> list[ChunkRecord]:
+        within = self._within(within)
+        try:  # out of scope is missing in the one lookup itself: no extra work that timing could tell apart
+            chunks = super().chunk_with_neighbours(chunk_id_, before, after, within)
+        except ChunkNotFound:
+            chunks = []
         if not chunks or not self._sees(chunks[0].collection):
             raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
         return chunks
@@ -159,8 +169,12 @@ class ScopedStore(Store):
         found, probed = super().hit_chunks(ids, probe, fill)
         return {k: h for k, h in found.items() if self._sees(h.record.collection)}, probed
 
-    def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
-        doc, origin = super().document_origin(document_id)
+    def document_origin(self, document_id: int, within: Sequence[str] | None = None) -> tuple[DocumentInfo, str | None]:
+        within = self._within(within)
+        try:
+            doc, origin = super().document_origin(document_id, within)
+        except DocumentNotFound:
+            raise DocumentNotFound(f"no document with id {document_id}") from None
         if not self._sees(doc.collection):
             raise DocumentNotFound(f"no document with id {document_id}")
         return doc, origin
