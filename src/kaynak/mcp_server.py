@@ -144,14 +144,15 @@ class _Service:
 
     def for_caller(self) -> SearchService:
         """The service as the current caller may use it: only the collections it may read (see ``_CALLER``)."""
+        from kaynak.access import NOBODY
         from kaynak.store.scoped import scoped_view
 
         service = self.get()
-        visible = self.visible()
-        if visible is None:
-            return service
-        view = copy.copy(service)
-        view.store = scoped_view(service.store, visible)
+        visible, caller = self.visible(), _CALLER.get() or NOBODY
+        view = copy.copy(service)  # query vectors cached per caller: a shared cache let one time another's searches
+        view.query_vectors = service.query_vectors.partition(f"token:{caller.name}" if caller.name else caller.kind)
+        if visible is not None:
+            view.store = scoped_view(service.store, visible)
         return view
 
     @staticmethod
