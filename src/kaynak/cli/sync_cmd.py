@@ -99,6 +99,17 @@ def status(
         _print_status(s)
 
 
+#: Files listed per kind (pending, failing) in the human-readable status; the rest are counted.
+_LISTED = 20
+
+
+def _more(total: int, listed: int, what: str) -> None:
+    if total > listed:
+        console.print(
+            f"  … and {total - listed} more {what} (kaynak status --json lists the first 100)", highlight=False
+        )
+
+
 def _print_status(s: dict[str, Any]) -> None:
     watch = "watched" if s["watching"] else "not watched"
     pending = "?" if s["files_pending"] is None else s["files_pending"]
@@ -113,10 +124,14 @@ def _print_status(s: dict[str, Any]) -> None:
         console.print(f"  {_plain(r['root'])}{flag}  last sync {r['last_sync_at'] or 'never'}", highlight=False)
     if not s["roots"]:
         console.print("  no remembered folders (ingest one with kaynak ingest FOLDER -c NAME)", highlight=False)
-    for source in s["pending"][:20]:
-        console.print(f"  pending: {_plain(source)}", highlight=False)
-    for f in s["failing"][:20]:
-        console.print(f"  [red]failing:[/] {_plain(f['reason'])}", highlight=False, soft_wrap=True)
+    for source in s["pending"][:_LISTED]:
+        console.print(f"  pending: {_plain(source)}", highlight=False, soft_wrap=True)
+    _more(s["files_pending"] or 0, min(_LISTED, len(s["pending"])), "pending")
+    for f in s["failing"][:_LISTED]:
+        console.print(
+            f"  [red]failing:[/] {_plain(f['source'])}: {_plain(f['reason'])}", highlight=False, soft_wrap=True
+        )
+    _more(s["files_failing"], min(_LISTED, len(s["failing"])), "failing")
     for w in s["watchers"]:
         mode = "polling" if w["polling"] else "events"
         console.print(
