@@ -122,3 +122,31 @@ def test_hostile_notes_part_is_refused(tmp_path: Path) -> None:
     path.write_bytes(bad)
     with pytest.raises(CorruptFile, match=r"footnotes\.xml declares a DTD or entities"):
         load(path)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "content_type"),
+    [
+        (".docm", "application/vnd.ms-word.document.macroEnabled.main+xml"),
+        (".dotx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"),
+    ],
+)
+def test_macro_enabled_documents_and_templates(tmp_path: Path, suffix: str, content_type: str) -> None:
+    """A .docm or .dotx is a .docx whose main part has another content type (python-docx refused it)."""
+    import zipfile
+
+    import docx
+
+    from testkit.format_samples import replace_member
+
+    d = docx.Document()
+    d.add_paragraph("Şablon metni.")
+    path = tmp_path / "x.docx"
+    d.save(str(path))
+    main = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+    with zipfile.ZipFile(path) as zf:
+        types = zf.read("[Content_Types].xml").decode()
+    data = replace_member(path.read_bytes(), "[Content_Types].xml", types.replace(main, content_type).encode())
+    other = tmp_path / f"sablon{suffix}"
+    other.write_bytes(data)
+    assert load(other).pages[0].text == "Şablon metni."

@@ -238,11 +238,11 @@ register((".pdf",), _pdf)
 register((".md", ".markdown", ".mdx"), _markdown)
 register((".txt", ".text"), _text)
 register((".html", ".htm", ".xhtml"), _html)
-register((".docx",), _docx)
+register((".docx", ".docm", ".dotx", ".dotm"), _docx)  # macro-enabled and templates: the same package
 register((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image)
 register((".odt", ".ott", ".fodt", ".ods", ".ots", ".fods", ".odp", ".otp", ".fodp"), _opendocument)
 register((".pptx", ".pptm", ".ppsx", ".ppsm", ".potx"), _pptx)  # shows and templates: the same package
-register((".xlsx", ".xlsm"), _xlsx)
+register((".xlsx", ".xlsm", ".xltx", ".xltm"), _xlsx)
 register((".csv", ".tsv"), _csv)
 register((".udf",), _udf)
 register((".rtf",), _rtf)

@@ -565,7 +565,7 @@ def load_docx(path: Path, data: bytes) -> LoadedDocument:
     import docx  # python-docx; imported here so that other formats do not pay for it
 
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(_as_document(data)))
         body = document.element.body
     except Exception as err:
         raise CorruptFile(path, f"not a readable DOCX file ({type(err).__name__}: {err})") from None
@@ -653,3 +653,32 @@ def _headers_footers(builder: TextBuilder, ctx: _Context, roots: list[Any]) -> N
         builder.heading(1, "Headers and footers")
         for text in texts:
             builder.block(text)
+
+
+_MAIN = b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+_OTHER_MAINS = (
+    b"application/vnd.ms-word.document.macroEnabled.main+xml",  # .docm
+    b"application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",  # .dotx
+    b"application/vnd.ms-word.template.macroEnabledTemplate.main+xml",  # .dotm
+)
+
+
+def _as_document(data: bytes) -> bytes:
+    """A macro-enabled document or a template is the same package with another content type for its main part,
+    which python-docx refuses: the content type is rewritten (macros are never run or read)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        try:
+            types = zf.read("[Content_Types].xml")
+        except KeyError:
+            return data
+        if not any(other in types for other in _OTHER_MAINS):
+            return data
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in zf.infolist():
+                part = zf.read(info)
+                if info.filename == "[Content_Types].xml":
+                    for other in _OTHER_MAINS:
+                        part = part.replace(other, _MAIN)
+                dst.writestr(info, part)
+    return out.getvalue()
