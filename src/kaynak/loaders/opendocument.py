@@ -2,8 +2,9 @@
 
 Text (``office:text``): ``text:h`` headings (their outline level) become section paths, and so do ``text:p``
 paragraphs whose style derives from a heading style (``style:default-outline-level``, or a ``Heading N`` name:
-Writer writes imported headings that way); paragraphs and list items become blocks, tables one ``cell | cell`` line
-per row; footnotes and endnotes are kept after their paragraph as ``[n] note text``; tracked-change deletions
+Writer writes imported headings that way); paragraphs and list items become blocks (a numbered item starts with its
+number as LibreOffice shows it: "1)", "a.", "Madde 3.", "2.1."), tables one ``cell | cell`` line per row; footnotes
+and endnotes are kept after their paragraph as ``[n] note text``; tracked-change deletions
 (``text:tracked-changes``), comments and the index bodies' copies are not read. A page starts where the document
 breaks one explicitly (a paragraph or table style with ``fo:break-before`` / ``fo:break-after="page"``) and where
 LibreOffice recorded a page break when it saved the file (``text:soft-page-break``: between blocks or table rows, or
@@ -19,8 +20,10 @@ frame named as a title, else the first line of the top text frame; the page name
 the text of its frames top to bottom, then its speaker notes (the notes frame, or every text frame of
 ``presentation:notes`` when none is marked as one) after a ``Notes:`` line.
 
-A password-protected file (encryption data in the manifest) is EncryptedFile; a DTD or entity in any part is refused
-(kaynak.loaders.xmlsafe); the zip goes through the zip guard first.
+A password-protected file (encryption data in the manifest) is EncryptedFile ("<file> is password-protected; save it
+without a password first"); a DTD or entity in any part is refused (kaynak.loaders.xmlsafe; the manifest may carry
+the bare DOCTYPE OpenOffice.org 2 wrote); the zip goes through the zip guard first; a file that is no zip and no
+flat ODF, or an OOXML/OLE file under an ODF name, says what it is.
 """
 
 from __future__ import annotations
