@@ -118,3 +118,12 @@ def test_epub_navigation_anchors_name_sections_inside_a_chapter(tmp_path: Path) 
     assert _section(doc, "Aidat her ay") == "Kitap › Aidat"
     assert _section(doc, "Geciken aidata") == "Kitap › Gecikme faizi"
     assert _section(doc, "Son söz.") == "Kitap › Gecikme faizi"  # an entry whose label is not the text: no heading
+
+
+def test_libreoffice_epub_without_heading_styles_is_not_section_1_everywhere() -> None:
+    """Writer's EPUB of a document whose headings are only large bold paragraphs: libepubgen names its one chapter
+    "Section 1" and the book "Unknown Title" / "Unknown Author"."""
+    doc = load(WORLD / "libreoffice" / "writer-no-heading-styles.epub")
+    assert _section(doc, "Bu rehber kurulun") == "Giriş"
+    assert _section(doc, "Yönetici kararları") == "Yönetici"
+    assert doc.title != "Unknown Title" and "author" not in doc.metadata

@@ -31,6 +31,8 @@ from .common import SECTION_SEPARATOR, collapse_whitespace, json_safe, meaningfu
 from .xmlsafe import has_member, local, open_zip, parse_xml_bytes, read_member
 
 _KIND = "EPUB"
+_GENERIC_LABEL = re.compile(r"section\s*\d+", re.IGNORECASE)
+_PLACEHOLDER_VALUES = frozenset({"unknown title", "unknown author", "unknown"})
 MAX_CHAPTERS = 5_000
 
 
@@ -256,6 +258,17 @@ def _chapter_page(number: int, text: str, sections: list[Section], chapter: str 
     return Page(number, text, out)
 
 
+def _metadata(opf: Element, chapters: int) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"format": "epub", "chapters": chapters}
+    for key in ("title", "creator", "language", "publisher", "date", "identifier"):
+        el = next((e for e in opf.iter() if local(e.tag) == key and (e.text or "").strip()), None)
+        if el is not None:
+            value = collapse_whitespace(el.text or "")
+            if value.casefold() not in _PLACEHOLDER_VALUES:  # libepubgen's "Unknown Title" / "Unknown Author"
+                metadata["author" if key == "creator" else key] = json_safe(value)
+    return metadata
+
+
 def load_epub(path: Path, data: bytes) -> LoadedDocument:
     from .html import load_html
 
@@ -309,12 +322,11 @@ def load_epub(path: Path, data: bytes) -> LoadedDocument:
         if not page.text.strip():
             continue
         warnings.extend(f"chapter {href}: {w}" for w in chapter.warnings[:3])
-        pages.append(_chapter_page(len(pages) + 1, page.text, page.sections, titles.get(href)))
-    metadata: dict[str, Any] = {"format": "epub", "chapters": len(pages)}
-    for key in ("title", "creator", "language", "publisher", "date", "identifier"):
-        el = next((e for e in opf.iter() if local(e.tag) == key and (e.text or "").strip()), None)
-        if el is not None:
-            metadata["author" if key == "creator" else key] = json_safe(collapse_whitespace(el.text or ""))
+        label = titles.get(href)
+        if label and page.sections and _GENERIC_LABEL.fullmatch(label):
+            label = None  # "Section 1": a name the exporter made up (LibreOffice's libepubgen), not the book's
+        pages.append(_chapter_page(len(pages) + 1, page.text, page.sections, label))
+    metadata = _metadata(opf, len(pages))
     raw_title = metadata.get("title")
     title = meaningful_title(raw_title) or stem_title(path)
     return LoadedDocument(title=title, pages=pages or [Page(1, "")], metadata=metadata, warnings=warnings)
