@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -486,3 +487,27 @@ def test_browse_never_5xx(
     for path in (f"/v1/chunks/{chunk or 'x'}", f"/v1/collections/{seeded}/documents/{quote(source) or 'x'}"):
         r = http.get(path, params={"before": number})
         assert r.status_code < 500, (path, r.text)
+
+
+def test_page_reads_in_pieces_and_documents_page_with_a_total(http: httpx.Client, seeded: str) -> None:
+    """Issue 52: `offset` / `max_chars` bound a page read (with `total_chars` and `next_offset`); the document list
+    says how many match and where the next page of the listing starts."""
+    path = f"/v1/collections/{seeded}/page"
+    whole = http.get(path, params={"source": "hukuk/aidat.md", "number": 1}).json()
+    text = whole["text"]
+    assert whole["offset"] == 0 and whole["total_chars"] == len(text) and whole["next_offset"] is None
+    pieces, at = [], 0
+    while at is not None:
+        r = http.get(path, params={"source": "hukuk/aidat.md", "number": 1, "offset": at, "max_chars": 7}).json()
+        assert len(r["text"]) <= 7 and r["offset"] == at and r["total_chars"] == len(text)
+        pieces.append(r["text"])
+        at = r["next_offset"]
+    assert "".join(pieces) == text and len(pieces) > 1
+    assert_problem(http.get(path, params={"source": "hukuk/aidat.md", "max_chars": 0}), 422)
+    docs = f"/v1/collections/{seeded}/documents"
+    first = http.get(docs, params={"limit": 1}).json()
+    assert first["total"] == 2 and first["next_offset"] == 1 and len(first["documents"]) == 1
+    last = http.get(docs, params={"limit": 1, "offset": 1}).json()
+    assert last["next_offset"] is None and last["documents"][0]["source"] == "notes/boiler.txt"
+    assert http.get(docs, params={"prefix": "notes/"}).json()["total"] == 1
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$", first["documents"][0]["ingested_at"])

@@ -142,6 +142,8 @@ def install_handlers(app: FastAPI) -> None:
         detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
         return problem(422, "invalid request", detail, request.url.path, errors=errors)
 
+    OAUTH_PATHS = ("/.well-known/oauth-", "/.well-known/openid-configuration", "/register", "/authorize", "/token")
+
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
         cause = err.__cause__ or err.__context__
@@ -151,6 +153,11 @@ def install_handlers(app: FastAPI) -> None:
         detail = str(err.detail) if err.detail else titles.get(err.status_code, "error")
         if err.status_code == 404 and detail == "Not Found":
             detail = f"no such endpoint {request.method} {request.url.path}; see /docs for the API"
+            if request.url.path.startswith(OAUTH_PATHS):  # an MCP client trying OAuth (docs/adr/0036)
+                detail = (
+                    "kaynak does not use OAuth: send a kaynak token as a header, Authorization: Bearer <token> "
+                    '(mcp-remote: --header "Authorization: Bearer ${TOKEN}"; see docs/interfaces.md)'
+                )
         headers = dict(err.headers or {})
         if err.status_code == 405:
             headers["Allow"] = ", ".join(allowed_methods(request))
