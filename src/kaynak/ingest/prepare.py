@@ -286,6 +286,9 @@ def prepare_loaded(source: str, sha: str, doc: LoadedDocument, settings: Setting
     """Chunk a loaded document (in this process: used for in-memory documents)."""
     from kaynak.chunking import chunk_pages
 
+    from .paging import paginate
+
+    doc = paginate(doc, source)
     chunks = chunk_pages(doc.pages, chunk_size=settings.chunk_size, overlap=settings.chunk_overlap)
     if not chunks:
         raise NoText(source, "no text to index")

@@ -161,6 +161,7 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
 
     from kaynak.chunking import chunk_pages
     from kaynak.errors import KaynakError, LoaderError
+    from kaynak.ingest.paging import paginate
     from kaynak.loaders import load, use_added
     from kaynak.loaders.common import read_limited
 
@@ -177,7 +178,7 @@ def parse_file(task: ParseTask) -> Parsed | ParseFailure:
                 data = read_limited(path, task.max_bytes)
                 sha = hashlib.sha256(data).hexdigest()
                 del data
-                doc = load(path, max_bytes=task.max_bytes, options=task.options)
+                doc = paginate(load(path, max_bytes=task.max_bytes, options=task.options), path.name)
                 chunks = chunk_pages(doc.pages, chunk_size=task.chunk_size, overlap=task.chunk_overlap)
             except LoaderError as err:
                 return ParseFailure(err.reason or type(err).__name__, _warnings(found, caught, chatter))
