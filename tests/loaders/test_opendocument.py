@@ -199,3 +199,12 @@ def test_list_numbers_are_text(tmp_path: Path) -> None:
         "1) Birinci", "a) alt bir", "b) alt iki", "2) İkinci", "Ara paragraf.", "3) Üçüncü",
         "Madde 3. Aidat ödenir.", "3.1. Gecikmede faiz işler.", "madde imi",
     ]  # fmt: skip
+
+
+def test_odt_footer_once_per_document_and_pages_from_soft_breaks() -> None:
+    """Apache Tika's testFooter.odt: two pages (LibreOffice's PDF export has 2), a page-style footer read once."""
+    doc = load(WORLD / "tika" / "testFooter.odt")
+    assert [p.text.split("\n")[0] for p in doc.pages] == ["Here is some text...", "Here is some text on page 2"]
+    whole = "\n".join(p.text for p in doc.pages)
+    assert whole.count("Here is footer text") == 1
+    assert doc.pages[-1].section_at(doc.pages[-1].text.index("Here is footer text")) == "Headers and footers"

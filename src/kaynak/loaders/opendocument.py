@@ -5,12 +5,13 @@ paragraphs whose style derives from a heading style (``style:default-outline-lev
 Writer writes imported headings that way); paragraphs and list items become blocks (a numbered item starts with its
 number as LibreOffice shows it: "1)", "a.", "Madde 3.", "2.1."), tables one ``cell | cell`` line per row; footnotes
 and endnotes are kept after their paragraph as ``[n] note text``; tracked-change deletions
-(``text:tracked-changes``), comments and the index bodies' copies are not read. A page starts where the document
-breaks one explicitly (a paragraph or table style with ``fo:break-before`` / ``fo:break-after="page"``) and where
-LibreOffice recorded a page break when it saved the file (``text:soft-page-break``: between blocks or table rows, or
-inside a paragraph, whose text is then split between the two pages), so page numbers follow the printed document; a
-paragraph that breaks the page by its style and also carries a soft break at its start is one break, not two.
-Without either, one page.
+(``text:tracked-changes``), comments and the index bodies' copies are not read; the page styles' headers and footers
+come once per document (each distinct text once), after the body under "Headers and footers". A page starts where
+the document breaks one explicitly (a paragraph or table style with ``fo:break-before`` / ``fo:break-after="page"``)
+and where LibreOffice recorded a page break when it saved the file (``text:soft-page-break``: between blocks or
+table rows, or inside a paragraph, whose text is then split between the two pages), so page numbers follow the
+printed document; a paragraph that breaks the page by its style and also carries a soft break at its start is one
+break, not two. Without either, one page.
 
 Spreadsheets (``office:spreadsheet``): one page per sheet, rendered by kaynak.loaders.sheets (cached values, the
 displayed text of each cell); repeated rows and columns are expanded only when they hold text.
@@ -490,9 +491,40 @@ def _load_text(path: Path, body: Element, styles: Element | None, content: Eleme
     builder = PagedBuilder()
     walker = _TextWalker(builder, _StyleInfo(styles, content), _list_formats(styles, content))
     walker.walk(body)
-    pages = builder.pages()
     first = walker.first_title or (builder.headings[0][1] if builder.headings else None)
-    return pages, first
+    extra = _headers_footers(styles)
+    if extra:
+        builder.heading(1, "Headers and footers")
+        for text in extra:
+            builder.block(text, sep="\n")
+    return builder.pages(), first
+
+
+_PAGE_FIELDS = frozenset({TEXT + "page-number", TEXT + "page-count", TEXT + "date", TEXT + "time"})
+_HEADER_FOOTER = frozenset(
+    STYLE + kind for kind in ("header", "header-left", "header-first", "footer", "footer-left", "footer-first")
+)
+
+
+def _headers_footers(styles: Element | None) -> list[str]:
+    """The page styles' header and footer text, each distinct text once (not once per page), page numbers, dates
+    and times left out."""
+    if styles is None:
+        return []
+    seen: dict[str, None] = {}
+    for master in styles.iter(STYLE + "master-page"):
+        for part in master:
+            if part.tag not in _HEADER_FOOTER or part.get(STYLE + "display") == "false":
+                continue
+            for p in part.iter():
+                if p.tag not in (TEXT + "p", TEXT + "h"):
+                    continue
+                for field in [c for c in p.iter() if c.tag in _PAGE_FIELDS]:
+                    field.text = ""
+                text = collapse_whitespace(inline_text(p))
+                if sum(ch.isalnum() for ch in text) >= 2 and len(seen) < 100:
+                    seen.setdefault(text)
+    return list(seen)
 
 
 # ---------------------------------------------------------------------------------------------- spreadsheets
