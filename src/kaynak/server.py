@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI, Request
 
 from kaynak import __version__
 from kaynak.api.deps import ReadAuth, no_nul_params
+from kaynak.api.docs import router as docs_router
 from kaynak.api.limits import Guard, header_deadline_protocol, mcp_transport_security
 from kaynak.api.observe import router as metrics_router
 from kaynak.api.problems import install_handlers, responses
@@ -64,6 +65,8 @@ def create_app(context: Context | None = None) -> FastAPI:
             "The MCP Streamable HTTP endpoint is at `/mcp`."
         ),
         lifespan=lifespan,
+        docs_url=None,  # /docs is kaynak.api.docs' (Swagger UI from this machine, under a CSP); no /redoc
+        redoc_url=None,
         responses=responses(400, 401, 403, 404, 408, 413, 421, 422, 429, 503),  # every route may answer these
         dependencies=[Depends(no_nul_params)],
     )
@@ -82,6 +85,7 @@ def create_app(context: Context | None = None) -> FastAPI:
     web = web_router(ctx, page_access)  # the page at / and its static files
     app.include_router(web)
     app.include_router(metrics_router())
+    app.include_router(docs_router())
 
     install_handlers(app)
     # Outermost: Host / Origin, auth and body limits before anything reads the request (kaynak.api.limits).

@@ -493,3 +493,26 @@ def test_rules_in_one_place() -> None:
     assert upload_paths(["x.md", "x.md/y.md", "X?.md", "x.md/z.md"]) == ["x-2.md", "x.md/y.md", "X.md", "x.md/z.md"]
     with pytest.raises(UsageError, match="both named"):
         upload_paths(["same.md", "same.md"])
+
+
+# ---------------------------------------------------------------------------------------------- /docs (issue 53)
+def test_docs_come_from_this_machine_under_the_pages_csp(http: httpx.Client) -> None:
+    """/docs loaded Swagger UI from a CDN (floating version, no integrity) into the origin that holds the page's
+    token, with no CSP or frame options. Now every file is served here, under the web page's policy."""
+    import re
+
+    from kaynak.web.routes import PAGE_CSP
+
+    r = http.get("/docs")
+    assert r.status_code == 200 and r.headers["content-security-policy"] == PAGE_CSP
+    assert r.headers["x-frame-options"] == "DENY" and r.headers["x-content-type-options"] == "nosniff"
+    refs = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+    assert len(refs) == 3 and all(ref.startswith("/docs/") for ref in refs), refs
+    assert "<script>" not in r.text  # no inline script: the CSP allows none
+    for ref in refs:
+        asset = http.get(ref)
+        assert asset.status_code == 200 and len(asset.content) > 100, ref
+        assert asset.headers["x-content-type-options"] == "nosniff"
+    assert "SwaggerUIBundle" in http.get("/docs/swagger-ui-bundle.js").text
+    assert http.get("/redoc").status_code == 404  # ReDoc, a CDN page too, is off
+    assert http.get("/openapi.json").status_code == 200

@@ -560,7 +560,7 @@ class TeamGate:
             check_host(scope, headers, self.team.settings)
             if sum(1 for k, _ in raw_headers if k.lower() == b"authorization") > 1:
                 raise UsageError("send one Authorization header, not several", "Authorization")
-            if path not in LAZY_PATHS and not path.startswith("/static/"):
+            if path not in LAZY_PATHS and not path.startswith(("/static/", "/docs/")):
                 try:
                     quick = self.team.quick(headers)  # no thread hop when the database has nothing to say
                     scope[ACCESS] = quick or await anyio.to_thread.run_sync(self.team.resolve, headers, client, method)
