@@ -150,3 +150,8 @@ def test_macro_enabled_documents_and_templates(tmp_path: Path, suffix: str, cont
     other = tmp_path / f"sablon{suffix}"
     other.write_bytes(data)
     assert load(other).pages[0].text == "Şablon metni."
+
+
+def test_phonetic_guide_follows_its_base_text() -> None:
+    """testWORD_phonetic.docx: ruby text (w:rt) was glued in front of the word it reads ("とうきょう東京")."""
+    assert text_of("testWORD_phonetic.docx") == "東京 (とうきょう)"

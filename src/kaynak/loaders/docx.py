@@ -54,7 +54,7 @@ _TR, _TC, _T, _TAB, _BR, _CR = _W + "tr", _W + "tc", _W + "t", _W + "tab", _W + 
 _NB_HYPHEN, _SYM, _PPR, _PSTYLE = _W + "noBreakHyphen", _W + "sym", _W + "pPr", _W + "pStyle"
 _OUTLINE, _VAL, _TXBX = _W + "outlineLvl", _W + "val", _W + "txbxContent"
 _FOOTNOTE_REF, _ENDNOTE_REF = _W + "footnoteReference", _W + "endnoteReference"
-_COMMENT_REF = _W + "commentReference"
+_COMMENT_REF, _RUBY = _W + "commentReference", _W + "ruby"
 _SKIP_SUBTREES = frozenset(
     {_W + "del", _W + "moveFrom", _W + "delText", _W + "instrText", _W + "footnoteRef", _W + "endnoteRef",
      _MC + "Fallback", _PPR, _W + "rPr"}
@@ -385,12 +385,7 @@ class _Context:
             elif tag == _NB_HYPHEN:
                 out.append("-")
             elif tag == _SYM:
-                code = node.get(_W + "char") or ""
-                try:
-                    value = int(code, 16)
-                    out.append(chr(value - 0xF000) if 0xF020 <= value <= 0xF0FF else chr(value))
-                except ValueError:
-                    pass
+                out.append(_symbol(node))
             elif tag == _TXBX:
                 boxes.extend(el for el in node.iter(_P))
             elif tag == _FOOTNOTE_REF:
@@ -399,6 +394,8 @@ class _Context:
                 out.append(self.endnotes.cite(node.get(_W + "id") or ""))
             elif tag == _COMMENT_REF:
                 self.pending_comments.append(node.get(_W + "id") or "")
+            elif tag == _RUBY:
+                out.append(self.ruby(node, boxes))
             else:
                 stack.append(iter(node))
         text = "".join(out)
@@ -406,6 +403,13 @@ class _Context:
         if label and text.strip():
             return f"{label} {text.lstrip()}"
         return text
+
+    def ruby(self, node: Any, boxes: list[Any]) -> str:
+        """A phonetic guide: the base text, its reading after it in parentheses."""
+        base, guide = node.find(_W + "rubyBase"), node.find(_W + "rt")
+        base_text = self.paragraph_text(base, boxes) if base is not None else ""
+        guide_text = self.paragraph_text(guide, boxes).strip() if guide is not None else ""
+        return f"{base_text} ({guide_text})" if guide_text and base_text else base_text or guide_text
 
     def list_label(self, p: Any) -> str:
         ppr = p.find(_PPR)
@@ -464,6 +468,17 @@ class _Context:
 
     def note_text(self, node: Any) -> str:
         return collapse_whitespace(" ".join(self.paragraph_text(p, []) for p in node.iter(_P)))
+
+
+def _symbol(node: Any) -> str:
+    """A ``w:sym`` character (Symbol/Wingdings code points in the private-use range mapped down)."""
+    try:
+        value = int(node.get(_W + "char") or "", 16)
+    except ValueError:
+        return ""
+    if 0xF020 <= value <= 0xF0FF:
+        return chr(value - 0xF000)
+    return chr(value) if 0 < value < 0x110000 else ""
 
 
 def _rows(tbl: Any) -> list[Any]:
