@@ -10,21 +10,66 @@ from collections.abc import Sequence
 
 from kaynak.staleness import stale_files
 from kaynak.store import Store
-from kaynak.store.retrieval import MAX_QUERY_LEXEMES
+from kaynak.store.retrieval import MAX_QUERY_LEXEMES, STEMMINGS, TURKISH_SURFACE_FORMS
+
+
+def _analysed(
+    store: Store, language: str, text: str, collection_ids: Sequence[int], limit: int
+) -> list[tuple[str, int, int]]:
+    """(lexeme, position, chunks of the collections containing it) of ``text`` under ``language``."""
+    with store._conn() as conn:
+        rows = conn.execute(
+            "SELECT u.lexeme, u.positions[1], (SELECT coalesce(sum(s.df), 0) FROM lexeme_stats s "
+            "WHERE s.collection_id = ANY(%s) AND s.lexeme = u.lexeme)::bigint "
+            "FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u ORDER BY u.positions[1] LIMIT %s",
+            (list(collection_ids), language, text, limit),
+        ).fetchall()
+    return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
 
 def query_terms(
     store: Store, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
 ) -> list[tuple[str, int]]:
-    """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it."""
+    """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it; where the
+    collections' documents are stemmed in other languages too (``documents.keyword_language``), each word's
+    lexeme in those languages (and Turkish words as written) when new and occurring, replacing the collection
+    language's lexeme of that word when that one occurs nowhere (docs/adr/0035)."""
     with store._conn() as conn:
-        rows = conn.execute(
-            "SELECT u.lexeme, (SELECT coalesce(sum(s.df), 0) FROM lexeme_stats s WHERE s.collection_id = ANY(%s) "
-            "AND s.lexeme = u.lexeme)::bigint FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s))) u "
-            "ORDER BY u.positions[1] LIMIT %s",
-            (list(collection_ids), language, text, limit),
-        ).fetchall()
-    return [(r[0], int(r[1])) for r in rows]
+        present = {
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT keyword_language::text FROM documents WHERE collection_id = ANY(%s)",
+                (list(collection_ids),),
+            ).fetchall()
+        }
+    primary = _analysed(store, language, text, collection_ids, limit)
+    # (extra, position, stemming's index, lexeme, df): 1 = a language documents are stemmed in, 2 = as written
+    extras = [
+        (1, pos, STEMMINGS.index(cfg) + 1, lexeme, df)
+        for cfg in STEMMINGS
+        if cfg != language and cfg in present
+        for lexeme, pos, df in _analysed(store, cfg, text, collection_ids, limit)
+    ]
+    turkish: set[int] = set()
+    if TURKISH_SURFACE_FORMS and (language == "turkish" or "turkish" in present):
+        turkish = {pos for _, pos, _ in (primary if language == "turkish" else [])}
+        turkish |= {pos for extra, pos, idx, _, _ in extras if STEMMINGS[idx - 1] == "turkish"}
+        extras += [
+            (2, pos, 3, lexeme, df) for lexeme, pos, df in _analysed(store, "simple", text, collection_ids, limit)
+        ]
+    idx0 = STEMMINGS.index(language) + 1
+    candidates = [(0, pos, idx0, lexeme, df) for lexeme, pos, df in primary] + extras
+    kept: list[tuple[int, str, int]] = []
+    for extra, pos, idx, lexeme, df in candidates:
+        if extra == 0:
+            replaced = any(e[1] == pos and e[4] > 0 for e in extras)
+            keep = df > 0 or not replaced
+        else:
+            earlier = any(c[3] == lexeme and (c[0], c[1], c[2]) < (extra, pos, idx) for c in candidates)
+            keep = df > 0 and (extra == 1 or pos in turkish) and not earlier
+        if keep:
+            kept.append(((extra * 100000 + pos) * 4 + idx, lexeme, df))
+    return [(lexeme, df) for _, lexeme, df in sorted(kept)]
 
 
 def embedded_collection_ids(store: Store, collection_ids: Sequence[int]) -> set[int]:
@@ -38,6 +83,20 @@ def embedded_collection_ids(store: Store, collection_ids: Sequence[int]) -> set[
             (list(collection_ids),),
         ).fetchall()
     return {int(r[0]) for r in rows}
+
+
+def stored_sentences(store: Store, chunk_ids: Sequence[str]) -> dict[str, str]:
+    """The sentence analyses ingest stored for the chunks among ``chunk_ids`` (migration 14; stemmed with each
+    document's own language since migration 17)."""
+    if not chunk_ids:
+        return {}
+    with store._conn() as conn:
+        rows = conn.execute(
+            "SELECT k.id, s.analysis FROM chunks k JOIN chunk_sentences s ON s.document_id = k.document_id "
+            "AND s.ord = k.ord WHERE k.id = ANY(%s)",
+            (list(chunk_ids),),
+        ).fetchall()
+    return {r[0]: r[1] for r in rows}
 
 
 def ocr_confidences(store: Store, chunk_ids: Sequence[str]) -> dict[str, float]:

@@ -31,7 +31,13 @@ from kaynak.types import Chunk, Collection, Page
 from testkit.floats import assert_close, assert_same_ranking
 from testkit.roundtrips import RoundTrips
 from testkit.searching import EN_DOC, HASH, TR_DOC, add_doc, make_service
-from testkit.separate_statements import embedded_collection_ids, ocr_confidences, query_terms, stale_chunks
+from testkit.separate_statements import (
+    embedded_collection_ids,
+    ocr_confidences,
+    query_terms,
+    stale_chunks,
+    stored_sentences,
+)
 
 # Per mode, a search's round trips on a warm pool: the plan (one statement), the legs (keyword; the vector leg's
 # pipeline), the chunk fetch (with OCR marks, file facts, the cross-language probe and each chunk's sentence
@@ -54,7 +60,8 @@ def reference_search(svc: SearchService, query: str, collections: object, mode: 
     ids = [f.id for f in top]
     ocr = ocr_confidences(svc.store, ids)  # pages read by OCR (kaynak.loaders.ocr)
     stale = stale_chunks(svc.store, ids)  # files changed on disk since (kaynak.staleness)
-    return SearchResults(build_hits(svc.store, top, records, plan, {}, ocr, stale), plan)
+    sentences = stored_sentences(svc.store, ids)  # each stemmed with its document's language (migration 17)
+    return SearchResults(build_hits(svc.store, top, records, plan, {}, ocr, stale, sentences=sentences), plan)
 
 
 def plan_view(results: SearchResults) -> dict[str, object]:

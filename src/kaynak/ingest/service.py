@@ -172,7 +172,10 @@ class IngestService:
         known = self.store.document_states(col) if col is not None else {}
         failures = self.store.ingest_failures(col) if col is not None else {}
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
-        options = LoadOptions(lang, self.settings.data_dir, self.settings.ocr_languages)
+        ocr_language = lang  # Tesseract's languages follow the collection's, and its Turkish documents' (issue 50)
+        if col is not None and lang == "english" and "turkish" in self.store.document_languages([name]).get(name, []):
+            ocr_language = None  # tur+eng
+        options = LoadOptions(ocr_language, self.settings.data_dir, self.settings.ocr_languages)
         pool = self.parse_pool
         parser = self.parser_key()
 

@@ -38,6 +38,10 @@ MAX_QUERY_LEXEMES = 64
 #: The text search configurations a document's keyword postings may be stemmed with (documents.keyword_language;
 #: kaynak.langdetect.keyword_language): a search analyses its query in each one a collection's documents use.
 STEMMINGS = ("turkish", "english", "simple")
+#: A query's Turkish words are looked up as written too (their ``simple`` lexeme, where Turkish stems the word and
+#: the form occurs): the Turkish stemmer cuts a bare noun's last vowel as if it were a suffix (mahkeme → mahke)
+#: while the inflected forms keep it (mahkemeye, mahkemede, mahkemenin → mahkeme) (docs/adr/0035).
+TURKISH_SURFACE_FORMS = True
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
 # A score as a share of its collection's best (``keyword_search(per_collection=True)``).
@@ -529,9 +533,15 @@ class RetrievalMixin(StoreBase):
                     SELECT g.language, g.ids, x.cfg, 1 FROM groups g, unnest(%(stemmings)s::regconfig[]) x(cfg)
                     WHERE x.cfg <> g.language::regconfig AND EXISTS (
                         SELECT 1 FROM documents d WHERE d.collection_id = ANY(g.ids) AND d.keyword_language = x.cfg)
+                    UNION ALL  -- Turkish words as written too (the stemmer cuts a bare noun: mahkeme → mahke)
+                    SELECT g.language, g.ids, 'simple'::regconfig, 2 FROM groups g
+                    WHERE %(surface)s AND (g.language = 'turkish' OR EXISTS (
+                        SELECT 1 FROM documents d WHERE d.collection_id = ANY(g.ids)
+                        AND d.keyword_language = 'turkish'::regconfig))
                 ),
                 lexemes AS (
-                    SELECT a.language, a.extra, a.cfg::oid AS cfg, u.lexeme, u.pos,
+                    SELECT a.language, a.extra, a.cfg, array_position(%(stemmings)s::regconfig[], a.cfg) AS idx,
+                           u.lexeme, u.pos,
                            (SELECT coalesce(sum(st.df), 0) FROM lexeme_stats st
                             WHERE st.collection_id = ANY(a.ids) AND st.lexeme = u.lexeme)::bigint AS df
                     FROM analyses a,
@@ -540,14 +550,18 @@ class RetrievalMixin(StoreBase):
                                   ORDER BY v.positions[1] LIMIT %(limit)s) u
                     WHERE %(text)s::text IS NOT NULL
                 ),
-                terms AS (  -- per word: another language's lexeme where it is new and occurs (docs/adr/0035)
-                    SELECT language, lexeme, extra * 100000 + pos AS pos, df FROM lexemes l
+                terms AS (  -- per word: another analysis's lexeme where it is new and occurs (docs/adr/0035)
+                    SELECT language, lexeme, (extra * 100000 + pos) * 4 + idx AS pos, df FROM lexemes l
                     WHERE (extra = 0 AND (df > 0 OR NOT EXISTS (
-                              SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.extra = 1
+                              SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.extra > 0
                               AND o.pos = l.pos AND o.df > 0)))
-                       OR (extra = 1 AND df > 0 AND NOT EXISTS (
-                              SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.lexeme = l.lexeme
-                              AND (o.extra, o.pos, o.cfg) < (l.extra, l.pos, l.cfg)))
+                       OR (extra > 0 AND df > 0
+                           AND (extra = 1 OR EXISTS (  -- a word as written: only where Turkish stems it
+                               SELECT 1 FROM lexemes t WHERE t.language = l.language AND t.pos = l.pos
+                               AND t.cfg = 'turkish'::regconfig))
+                           AND NOT EXISTS (
+                               SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.lexeme = l.lexeme
+                               AND (o.extra, o.pos, o.idx) < (l.extra, l.pos, l.idx)))
                 )
                 SELECT 0 AS kind, id, name, language, embedder, dim, documents, chunks, created,
                        CASE WHEN NOT %(check)s THEN NULL WHEN id = ANY(%(known)s::bigint[]) THEN true
@@ -565,6 +579,7 @@ class RetrievalMixin(StoreBase):
                     "text": text,
                     "limit": limit,
                     "stemmings": list(STEMMINGS),
+                    "surface": TURKISH_SURFACE_FORMS,
                     "check": check_embedded,
                     "known": list(known_embedded),
                 },
