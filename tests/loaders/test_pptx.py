@@ -97,3 +97,14 @@ def test_ppsx_slide_show_is_read_like_a_pptx() -> None:
     assert [p.sections[0].path for p in doc.pages][0::2] == ["Attachment Test", "Different words to test against"]
     assert len(doc.pages[1].sections[0].path) <= 81  # a long first line is cut at a word for the section
     assert "Watershed" in doc.pages[2].text
+
+
+def test_footer_and_master_text_once_after_the_last_slide() -> None:
+    """Tika's decks: a footer placeholder on the slide, a text box added to the slide master."""
+    footer = load(WORLD / "tika" / "testPPT_masterFooter.pptx")
+    master = load(WORLD / "tika" / "testPPT_masterText.pptx")
+    for doc, words in ((footer, "Master footer is here"), (master, "Text that I added to the master slide")):
+        last = doc.pages[-1]
+        assert "\n".join(p.text for p in doc.pages).count(words) == 1
+        assert last.section_at(last.text.index(words)) == "Headers and footers"
+    assert "Click to edit Master" not in master.pages[-1].text

@@ -7,9 +7,9 @@ a slide without text). Shapes are read top to bottom, left to right (their offse
 one ``cell | cell`` line per row; after the slide's text come its charts' words (titles, series names, category
 labels, from ``ppt/charts/``) and its SmartArt nodes' text (``ppt/diagrams/data*.xml``); the speaker notes (the
 ``notesSlide`` the slide's relationships name: its body placeholder, else its text boxes) follow after a ``Notes:``
-line. A DTD or entity in any part is refused (kaynak.loaders.xmlsafe);
-the zip goes through the zip guard; an encrypted file is EncryptedFile.
-"""
+line. Text repeated on the slides (footer/header placeholders, the text boxes of the layouts and masters in use, not
+their prompts) comes once, after the last slide, under "Headers and footers". A DTD or entity in any part is refused
+(kaynak.loaders.xmlsafe); the zip goes through the zip guard; an encrypted file is EncryptedFile."""
 
 from __future__ import annotations
 
@@ -197,7 +197,51 @@ def _graphic_parts(shapes: list[Element], rels: dict[str, str]) -> list[tuple[st
     return out
 
 
-def _slide_page(number: int, slide: Element, notes: Element | None, extra: list[str] | None = None) -> Page:
+class _Repeated:
+    """Text a deck repeats on its slides, kept once: the slides' footer and header placeholders, and the text boxes
+    of the layouts and masters they use (not their placeholders' prompts, "Click to edit Master title style")."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, None] = {}
+        self._parts: set[str] = set()
+
+    def _add(self, shape: Element) -> None:
+        text = collapse_whitespace(" ".join(_paragraphs(shape)))
+        if sum(ch.isalnum() for ch in text) >= 2 and len(self.texts) < 200:
+            self.texts.setdefault(text)
+
+    def collect(self, path: Path, zf: zipfile.ZipFile, slide: Element, rels: dict[str, str]) -> None:
+        tree = slide.find(f"{P}cSld/{P}spTree")
+        for shape in _shapes(tree) if tree is not None else []:
+            if _placeholder(shape) in ("ftr", "hdr"):
+                self._add(shape)
+        todo = [t for t in rels.values() if "slideLayout" in t]
+        while todo and len(self._parts) < 100:
+            part = todo.pop()
+            if part in self._parts or not has_member(zf, part):
+                continue
+            self._parts.add(part)
+            root = parse_xml(path, zf, part, _KIND)
+            ptree = root.find(f"{P}cSld/{P}spTree")
+            for shape in _shapes(ptree) if ptree is not None else []:
+                if shape.tag == P + "sp" and _placeholder(shape) is None:
+                    self._add(shape)
+            todo.extend(t for t in _rels(path, zf, part).values() if "slideMaster" in t)
+
+
+def _notes_texts(notes: Element) -> list[str]:
+    """The speaker notes: the notes slide's body placeholder; without one (LibreOffice writes a plain text box) every
+    text shape but the slide image, number, header and footer."""
+    ntree = notes.find(f"{P}cSld/{P}spTree")
+    nshapes = _shapes(ntree) if ntree is not None else []
+    body = [s for s in nshapes if _placeholder(s) == "body"]
+    return [para for shape in body or [s for s in nshapes if _placeholder(s) not in _NOT_CONTENT]
+            for para in _paragraphs(shape)]  # fmt: skip
+
+
+def _slide_page(
+    number: int, slide: Element, notes: Element | None, extra: list[str] | None = None, tail: list[str] | None = None
+) -> Page:
     builder = PagedBuilder()
     tree = slide.find(f"{P}cSld/{P}spTree")
     shapes = _shapes(tree) if tree is not None else []
@@ -225,19 +269,15 @@ def _slide_page(number: int, slide: Element, notes: Element | None, extra: list[
             builder.block(para, sep="\n")
     for line in extra:
         builder.block(line, sep="\n")
-    if notes is not None:
-        texts = []
-        ntree = notes.find(f"{P}cSld/{P}spTree")
-        nshapes = _shapes(ntree) if ntree is not None else []
-        body = [s for s in nshapes if _placeholder(s) == "body"]
-        # the notes placeholder; without one (LibreOffice writes a plain text box) every text shape but the
-        # slide image, number, header and footer
-        for shape in body or [s for s in nshapes if _placeholder(s) not in _NOT_CONTENT]:
-            texts.extend(_paragraphs(shape))
-        if any(t.strip() for t in texts):
-            builder.block("Notes:")
-            for t in texts:
-                builder.block(t, sep="\n")
+    texts = _notes_texts(notes) if notes is not None else []
+    if any(t.strip() for t in texts):
+        builder.block("Notes:")
+        for t in texts:
+            builder.block(t, sep="\n")
+    if tail:
+        builder.heading(1, "Headers and footers")
+        for t in tail:
+            builder.block(t, sep="\n")
     (page,) = builder.pages()
     return Page(number=number, text=page.text, sections=_short_sections(page.sections))
 
@@ -277,6 +317,8 @@ def load_pptx(path: Path, data: bytes) -> LoadedDocument:
         slide_parts = slide_parts[:MAX_SLIDES]
     pages: list[Page] = []
     hidden = 0
+    repeated = _Repeated()
+    last: tuple[int, Element, Element | None, list[str]] | None = None
     for number, part in enumerate(slide_parts, start=1):
         if not part or not has_member(zf, part):
             warnings.append(f"slide {number} is missing from the file")
@@ -287,7 +329,11 @@ def load_pptx(path: Path, data: bytes) -> LoadedDocument:
         slide_rels = _rels(path, zf, part)
         notes_part = next((t for t in slide_rels.values() if "notesSlide" in t), None)
         notes = parse_xml(path, zf, notes_part, _KIND) if notes_part and has_member(zf, notes_part) else None
-        pages.append(_slide_page(number, slide, notes, _graphics_text(path, zf, slide, slide_rels)))
+        last = (number, slide, notes, _graphics_text(path, zf, slide, slide_rels))
+        pages.append(_slide_page(*last))
+        repeated.collect(path, zf, slide, slide_rels)
+    if pages and last is not None and repeated.texts:  # footers and master text once, after the last slide
+        pages[-1] = _slide_page(*last, tail=list(repeated.texts))
     if hidden:
         warnings.append(f"{hidden} hidden slide{'s' if hidden > 1 else ''} read as well")
     metadata: dict[str, Any] = {"format": "pptx", "slides": len(slide_parts)}
