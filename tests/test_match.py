@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator
 
@@ -10,6 +11,7 @@ import pytest
 from kaynak.match import (
     MODELS,
     PARTIAL_AT,
+    PARTIAL_CROSS_AT,
     STRONG_AT,
     features,
     idf,
@@ -41,14 +43,25 @@ def test_probability_is_monotone_in_similarity_and_coverage() -> None:
 def test_features() -> None:
     f = features({"vector": 0.9, "vector_rank": 2, "keyword_rank": 11}, 0.25, 0.5, 0.8, cross=True)
     assert f == pytest.approx(
-        {"vector": 0.9, "coverage": 0.25, "known": 0.5, "agree": 0.0, "margin": 0.1, "cross": 1.0, "cross_vector": 0.9}
+        {
+            "vector": 0.9,
+            "coverage": 0.25,
+            "known": 0.5,
+            "agree": 0.0,
+            "margin": 0.1,
+            "cross": 1.0,
+            "cross_vector": 0.9,
+            "bm25": 0.0,
+        }
     )
+    assert features({"keyword": math.e - 1, "keyword_rank": 1}, 0.5, 1.0)["bm25"] == pytest.approx(1.0)
     f = features({"vector": None, "vector_rank": None, "keyword_rank": 1}, 1.0, 1.0, 0.8)
     assert f["vector"] == 0.0 and f["margin"] == 0.0 and f["agree"] == 0.0 and f["cross"] == 0.0
     assert features({"vector_rank": 3, "keyword_rank": 10}, 0, 0)["agree"] == 1.0
 
 
 def test_labels_and_flag() -> None:
+    assert label(PARTIAL_CROSS_AT["e5"], "e5", cross=True) == "partial" != label(PARTIAL_CROSS_AT["e5"], "e5")
     for model in MODELS:
         assert PARTIAL_AT[model] < STRONG_AT[model]
         assert label(STRONG_AT[model], model) == "strong"

@@ -54,6 +54,7 @@ FEATURES: dict[str, Feature] = {
     "vector_first": lambda h, _: 1.0 if (h.get("scores") or {}).get("vector_rank") == 1 else 0.0,
     "keyword_first": lambda h, _: 1.0 if (h.get("scores") or {}).get("keyword_rank") == 1 else 0.0,
     "keyword_seen": lambda h, _: 1.0 if (h.get("scores") or {}).get("keyword_rank") is not None else 0.0,
+    "bm25": lambda h, _: math.log1p(max(0.0, float((h.get("scores") or {}).get("keyword") or 0.0))),
     "cross_coverage": lambda h, _: (
         float((h.get("features") or {}).get("cross", 0.0)) * float((h.get("features") or {}).get("coverage", 0.0))
     ),
@@ -142,11 +143,24 @@ def thresholds(rows: Sequence[dict[str, Any]], feats: Sequence[str], w: np.ndarr
     return partial, max(strong, partial + 1e-4)
 
 
+PARTIAL_CROSS: float | None = None  # --partial-cross: the partial threshold of cross-language hits
+
+
+def _flag_score(row: dict[str, Any], feats: Sequence[str], w: np.ndarray, partial: float) -> float:
+    """The best hit's probability over its own partial threshold, times ``partial`` (so ``< partial`` = flagged)."""
+    out = 0.0
+    for h, p in zip(row["hits"], probs(row, feats, w), strict=True):
+        cross = (h.get("features") or {}).get("cross", 0.0) == 1.0
+        t = PARTIAL_CROSS if cross and PARTIAL_CROSS is not None else partial
+        out = max(out, p / t * partial if t > 0 else p)
+    return out
+
+
 def figures(rows: Sequence[dict[str, Any]], feats: Sequence[str], w: np.ndarray, partial: float, strong: float
             ) -> dict[str, Any]:  # fmt: skip
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
-    best = {id(r): max(probs(r, feats, w), default=0.0) for r in rows}
+    best = {id(r): _flag_score(r, feats, w, partial) for r in rows}
     tops = [(probs(r, feats, w)[0], r["hits"][0]["relevant"]) for r in rows if r["hits"]]
     strong_tops = [ok for p, ok in tops if p >= strong]
     pos = [best[id(r)] for r in ans]
@@ -193,7 +207,12 @@ def main() -> None:
     ap.add_argument("--strong-precision", type=float, default=0.92)
     ap.add_argument("--docqa-weight", type=float, default=5.0, help="each doc-QA question weighs this many XQuAD ones")
     ap.add_argument("--current", action="store_true", help="report today's kaynak.match model instead of a fit")
+    ap.add_argument("--partial-at", type=float, help="use this partial threshold instead of the fitted one")
+    ap.add_argument("--partial-cross", type=float, help="the partial threshold of cross-language hits")
+    ap.add_argument("--strong-at", type=float, help="use this strong threshold instead of the fitted one")
     a = ap.parse_args()
+    global PARTIAL_CROSS
+    PARTIAL_CROSS = a.partial_cross
     feats = [f for f in a.features.split(",") if f]
     docqa = docqa_rows(a.report, a.questions, ("hybrid", "vector"))
     for r in docqa:
@@ -214,7 +233,9 @@ def main() -> None:
         partial, strong = thresholds([*fit_rows, *xq], feats, w, a.flag_answerable, a.strong_precision)
     coefs = {f: round(float(v), 4) for f, v in zip(feats, w[1:], strict=True)}
     print(f"features {feats}\nintercept {w[0]:.4f}, coefs {coefs}")
-    print(f"partial_at {partial:.4f}, strong_at {strong:.4f}")
+    partial = a.partial_at if a.partial_at is not None else partial
+    strong = a.strong_at if a.strong_at is not None else strong
+    print(f"partial_at {partial:.4f} (cross-language hits: {PARTIAL_CROSS}), strong_at {strong:.4f}")
     for mode in ("hybrid", "vector"):
         table(f"doc-QA test half, {mode}", by_pair(test_rows, mode), feats, w, partial, strong)
     table("doc-QA fit half, hybrid", {"fit all": [r for r in fit_rows if r["mode"] == "hybrid"]}, feats, w, partial,
@@ -228,6 +249,8 @@ def main() -> None:
             wf = weighted_logistic(x, y, sw)
             pf, sf = thresholds([*fit_rows, *[r for r in xq if r["half"] == train]], feats, wf, a.flag_answerable,
                                 a.strong_precision)  # fmt: skip
+            pf = a.partial_at if a.partial_at is not None else pf
+            sf = a.strong_at if a.strong_at is not None else sf
             table(f"XQuAD half {test}, fitted on half {train}",
                   {f"xquad {s} {test}": [r for r in xq if r["set"] == f"xquad/{s}" and r["half"] == test]
                    for s in ("tr", "en", "tr-en")}, feats, wf, pf, sf)  # fmt: skip
