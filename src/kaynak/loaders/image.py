@@ -40,8 +40,10 @@ def load_image(path: Path, data: bytes, options: Any = None) -> LoadedDocument:
 
     try:
         image = Image.open(io.BytesIO(data))
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as err:
-        raise CorruptFile(path, f"not a readable image ({type(err).__name__}: {err})") from None
+    except UnidentifiedImageError:  # its message names an in-memory buffer ('<_io.BytesIO object at 0x…>')
+        raise CorruptFile(path, "not a readable image (damaged, or not really a PNG, JPEG or TIFF file)") from None
+    except (Image.DecompressionBombError, OSError, ValueError) as err:
+        raise CorruptFile(path, f"not a readable image ({err})") from None
     with image:
         width, height = image.size
         if width * height > MAX_IMAGE_PIXELS:
