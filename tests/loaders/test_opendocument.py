@@ -208,3 +208,11 @@ def test_odt_footer_once_per_document_and_pages_from_soft_breaks() -> None:
     whole = "\n".join(p.text for p in doc.pages)
     assert whole.count("Here is footer text") == 1
     assert doc.pages[-1].section_at(doc.pages[-1].text.index("Here is footer text")) == "Headers and footers"
+
+
+def test_odp_master_footer_once_and_no_slide_number_title() -> None:
+    """Tika's testMasterFooter.odp: an empty slide whose master page carries a footer frame."""
+    doc = load(WORLD / "tika" / "testMasterFooter.odp")
+    (page,) = doc.pages
+    assert page.section_at(page.text.index("Master footer is here")) == "Headers and footers"
+    assert doc.title == "testMasterFooter"  # not "Slide 1"

@@ -620,7 +620,7 @@ def _notes_texts(notes: Element) -> list[str]:
     return texts
 
 
-def _slide_page(number: int, slide: Element) -> Page:
+def _slide_page(number: int, slide: Element, tail: list[str] | None = None) -> Page:
     builder = PagedBuilder()
     frames = sorted((f for f in slide if f.tag in (DRAW + "frame", DRAW + "custom-shape", DRAW + "g")), key=_frame_pos)
     title, title_frame = _slide_title(slide, frames)
@@ -653,6 +653,10 @@ def _slide_page(number: int, slide: Element) -> Page:
             builder.block("Notes:")
             for note_text in texts:
                 builder.block(note_text, sep="\n")
+    if tail:
+        builder.heading(1, "Headers and footers")
+        for text in tail:
+            builder.block(text, sep="\n")
     (page,) = builder.pages()
     return Page(number=number, text=page.text, sections=_short_sections(page.sections))
 
@@ -667,9 +671,47 @@ def _short_sections(sections: list[Section]) -> list[Section]:
     return out
 
 
-def _load_slides(body: Element) -> list[Page]:
-    slides = (p for p in body if p.tag == DRAW + "page")
-    return [_slide_page(number, slide) for number, slide in enumerate(slides, start=1)]
+_REPEATED_CLASSES = frozenset({"footer", "header"})
+_PROMPT_CLASSES = frozenset({"title", "subtitle", "outline", "notes", "page", "page-number", "date-time", "graphic",
+                             "object", "chart", "table", "orgchart", "handout"})  # fmt: skip
+
+
+def _repeated_texts(slides: list[Element], *docs: Element | None) -> list[str]:
+    """Text a deck repeats on its slides, kept once: footer and header declarations, and on the master pages in use
+    their footer/header frames and plain text frames (not the placeholders' prompts, not page numbers or dates)."""
+    used = {s.get(DRAW + "master-page-name") or "" for s in slides}
+    seen: dict[str, None] = {}
+
+    def add(text: str) -> None:
+        text = collapse_whitespace(text)
+        if sum(ch.isalnum() for ch in text) >= 2 and len(seen) < 200:
+            seen.setdefault(text)
+
+    for doc in docs:
+        if doc is None:
+            continue
+        for decl in doc.iter():
+            if decl.tag in (PRES + "footer-decl", PRES + "header-decl"):
+                add("".join(decl.itertext()))
+        for master in doc.iter(STYLE + "master-page"):
+            if (master.get(STYLE + "name") or "") not in used:
+                continue
+            for frame in master:
+                cls = frame.get(PRES + "class")
+                if frame.tag not in (DRAW + "frame", DRAW + "custom-shape") or cls in _PROMPT_CLASSES:
+                    continue
+                if cls is None or cls in _REPEATED_CLASSES:
+                    add(" ".join(inline_text(p) for p in frame.iter(TEXT + "p")))
+    return list(seen)
+
+
+def _load_slides(body: Element, *docs: Element | None) -> list[Page]:
+    slides = [p for p in body if p.tag == DRAW + "page"]
+    pages = [_slide_page(number, slide) for number, slide in enumerate(slides, start=1)]
+    tail = _repeated_texts(slides, *docs)
+    if pages and tail:  # once, after the last slide
+        pages[-1] = _slide_page(len(slides), slides[-1], tail)
+    return pages
 
 
 # ---------------------------------------------------------------------------------------------- the loader
@@ -691,7 +733,7 @@ def load_opendocument(path: Path, data: bytes) -> LoadedDocument:
         pages = _load_sheets(sheet_body, warnings)
     elif slide_body is not None:
         fmt = "odp"
-        pages = _load_slides(slide_body)
+        pages = _load_slides(slide_body, styles if styles is not content else None, content)
     else:
         raise CorruptFile(path, "OpenDocument kind not supported (only text, spreadsheet and presentation)")
     if not pages:
@@ -701,7 +743,11 @@ def load_opendocument(path: Path, data: bytes) -> LoadedDocument:
     title = (
         meaningful_title(raw_title)
         or first
-        or (pages[0].sections[0].path if fmt == "odp" and pages[0].sections else None)
+        or (
+            pages[0].sections[0].path
+            if fmt == "odp" and pages[0].sections and not re.fullmatch(r"Slide \d+", pages[0].sections[0].path)
+            else None
+        )
         or (first_line_title(pages[0].text, max_len=120) if fmt == "odt" else None)
         or stem_title(path)
     )
