@@ -26,10 +26,12 @@ CORPUS = BENCH / "corpus"
 REFERENCE = BENCH / "reference"
 
 _WORD = re.compile(r"[^\W_]+")
-#: formats whose loaders start another program (LibreOffice) or OCR: a few of them in the fast subset
-_SLOW_EXT = {".doc", ".xls", ".ppt", ".png", ".jpg", ".jpeg", ".tif", ".tiff"}
+#: formats whose loaders start another program (LibreOffice) or OCR: one file of each group in the fast subset
+_GROUP = {".doc": "legacy", ".xls": "legacy", ".ppt": "legacy", ".png": "scans", ".jpg": "scans", ".jpeg": "scans",
+          ".tif": "scans", ".tiff": "scans"}  # fmt: skip
 _PER_FORMAT = 6  # fast files per extension
-_SLOW_PER_FORMAT = 1
+_SLOW_PER_GROUP = 1
+_FAST_S = 0.5  # files the benchmark parsed faster than this (``parse_s``) are the fast subset's candidates
 
 
 def _rows() -> list[dict[str, str]]:
@@ -38,16 +40,18 @@ def _rows() -> list[dict[str, str]]:
 
 
 def _split() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """(fast subset, the rest): per extension the smallest files, fewer for the slow formats."""
+    """(fast subset, the rest): per extension the smallest quick files, one file of the LibreOffice and OCR groups."""
     by: dict[str, list[dict[str, str]]] = collections.defaultdict(list)
     for r in _rows():
-        by[Path(r["file"]).suffix.lower()].append(r)
+        ext = Path(r["file"]).suffix.lower()
+        by[_GROUP.get(ext, ext)].append(r)
     fast, rest = [], []
-    for ext, rows in sorted(by.items()):
+    for group, rows in sorted(by.items()):
         rows.sort(key=lambda r: ((CORPUS / r["file"]).stat().st_size, r["file"]))
-        n = _SLOW_PER_FORMAT if ext in _SLOW_EXT else _PER_FORMAT
-        fast += rows[:n]
-        rest += rows[n:]
+        quick = [r for r in rows if not r.get("parse_s") or float(r["parse_s"]) < _FAST_S]
+        take = quick[: _SLOW_PER_GROUP if group in ("legacy", "scans") else _PER_FORMAT]
+        fast += take
+        rest += [r for r in rows if r not in take]
     return fast, rest
 
 
