@@ -216,3 +216,12 @@ def test_odp_master_footer_once_and_no_slide_number_title() -> None:
     (page,) = doc.pages
     assert page.section_at(page.text.index("Master footer is here")) == "Headers and footers"
     assert doc.title == "testMasterFooter"  # not "Slide 1"
+
+
+def test_ruby_reading_follows_its_base(tmp_path: Path) -> None:
+    body = (
+        "<text:p><text:ruby><text:ruby-base>東京</text:ruby-base><text:ruby-text>とうきょう</text:ruby-text>"
+        "</text:ruby>に行く</text:p>"
+    )
+    doc = load(write(tmp_path, "ruby.odt", odf_zip("text", body, "Ruby")))
+    assert doc.pages[0].text == "東京 (とうきょう)に行く"

@@ -216,6 +216,12 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, bre
             out.append("\t")
         elif tag == TEXT + "line-break":
             out.append("\n")
+        elif tag == TEXT + "ruby":  # 東京 (とうきょう): the reading after the base, never glued to it
+            base = child.find(TEXT + "ruby-base")
+            ruby = child.find(TEXT + "ruby-text")
+            reading = collapse_whitespace("".join(ruby.itertext())) if ruby is not None else ""
+            out.append(inline_text(base, notes, depth + 1, breaks) if base is not None else "")
+            out.append(f" ({reading})" if reading else "")
         elif tag == TEXT + "note":
             cite = child.find(TEXT + "note-citation")
             mark = collapse_whitespace(cite.text or "") if cite is not None else ""
