@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,17 @@ from kaynak.errors import ChunkNotFound, CollectionNotFound, DocumentNotFound
 from kaynak.store.catalogue import HitChunk, SimilarityFill
 from kaynak.store.store import Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo
+
+# An id lookup that finds nothing the caller may read answers no sooner than this after it began: a row that exists
+# out of scope costs the lookup a heap fetch a missing one does not (about 0.8 ms over REST, measured in
+# benchmarks/bench_team_access.py --leaks); both now take the same floor, well above that difference.
+ID_MISS_FLOOR_S = 0.01
+
+
+def _pad(started: float) -> None:
+    left = ID_MISS_FLOOR_S - (time.perf_counter() - started)
+    if left > 0:
+        time.sleep(left)
 
 
 class ScopedStore(Store):
@@ -148,12 +160,13 @@ class ScopedStore(Store):
     def chunk_with_neighbours(
         self, chunk_id_: str, before: int = 1, after: int = 1, within: Sequence[str] | None = None
     ) -> list[ChunkRecord]:
-        within = self._within(within)
-        try:  # out of scope is missing in the one lookup itself: no extra work that timing could tell apart
-            chunks = super().chunk_with_neighbours(chunk_id_, before, after, within)
+        started = time.perf_counter()
+        try:  # out of scope is missing in the one lookup itself, and every miss takes the same floor of time
+            chunks = super().chunk_with_neighbours(chunk_id_, before, after, self._within(within))
         except ChunkNotFound:
             chunks = []
         if not chunks or not self._sees(chunks[0].collection):
+            _pad(started)
             raise ChunkNotFound(f"no chunk with id {chunk_id_!r}")
         return chunks
 
@@ -170,12 +183,14 @@ class ScopedStore(Store):
         return {k: h for k, h in found.items() if self._sees(h.record.collection)}, probed
 
     def document_origin(self, document_id: int, within: Sequence[str] | None = None) -> tuple[DocumentInfo, str | None]:
-        within = self._within(within)
+        started = time.perf_counter()
         try:
-            doc, origin = super().document_origin(document_id, within)
+            doc, origin = super().document_origin(document_id, self._within(within))
         except DocumentNotFound:
+            _pad(started)
             raise DocumentNotFound(f"no document with id {document_id}") from None
         if not self._sees(doc.collection):
+            _pad(started)
             raise DocumentNotFound(f"no document with id {document_id}")
         return doc, origin
 
