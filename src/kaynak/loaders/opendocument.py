@@ -19,7 +19,9 @@ displayed text of each cell); repeated rows and columns are expanded only when t
 Slides (``office:presentation``): one page per ``draw:page``, the section its title (the title placeholder, else a
 frame named as a title, else the first line of the top text frame; the page name only on a slide without text),
 the text of its frames top to bottom, then its speaker notes (the notes frame, or every text frame of
-``presentation:notes`` when none is marked as one) after a ``Notes:`` line.
+``presentation:notes`` when none is marked as one) after a ``Notes:`` line. Text repeated on every slide (footer and
+header declarations, the footer/header and plain text frames of the master pages in use) comes once, after the last
+slide, under "Headers and footers".
 
 A password-protected file (encryption data in the manifest) is EncryptedFile ("<file> is password-protected; save it
 without a password first"); a DTD or entity in any part is refused (kaynak.loaders.xmlsafe; the manifest may carry
