@@ -82,3 +82,28 @@ def test_producer_default_titles_are_not_titles(placeholder: str) -> None:
     writer.write(out)
     doc = load_pdf(Path("report.pdf"), out.getvalue())
     assert doc.title == "Here is some text."
+
+
+def test_filled_in_form_values_are_text() -> None:
+    # pdftotext shows what a form's fields hold ('Alice', 'TIKA-1226' in py-pdf's and Tika's form PDFs); kaynak
+    # read only the page's own text. A text field's value and a choice field's shown item are added.
+    import pypdf
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, TextStringObject
+
+    writer = pypdf.PdfWriter(clone_from=TIKA / "testAnnotations.pdf")
+    page = writer.pages[0]
+
+    def widget(**keys: object) -> None:
+        d = DictionaryObject({NameObject("/Type"): NameObject("/Annot"), NameObject("/Subtype"): NameObject("/Widget")})
+        d.update({NameObject(f"/{k}"): v for k, v in keys.items()})
+        page[NameObject("/Annots")].append(writer._add_object(d))
+
+    widget(FT=NameObject("/Tx"), T=TextStringObject("Ad"), V=TextStringObject("Ayşe Yılmaz"))
+    opts = ArrayObject([ArrayObject([TextStringObject("tr"), TextStringObject("Türkiye")])])
+    widget(FT=NameObject("/Ch"), T=TextStringObject("Ülke"), V=TextStringObject("tr"), Opt=opts)
+    widget(FT=NameObject("/Btn"), T=TextStringObject("Onay"), V=NameObject("/Yes"))
+    out = io.BytesIO()
+    writer.write(out)
+    text = load_pdf(Path("form.pdf"), out.getvalue()).pages[0].text
+    assert text.startswith("Here is some text.") and "Ayşe Yılmaz" in text and "Türkiye" in text
+    assert "Yes" not in text and "/Yes" not in text

@@ -311,7 +311,8 @@ _NOTE_TYPES = frozenset(
 
 
 def _annotations(reader: Any, n_pages: int) -> dict[int, list[str]]:
-    """The comments written on each page (annotations' /Contents), by page number; unreadable ones are skipped."""
+    """The comments written on each page (annotations' /Contents) and the values filled into its form fields, by
+    page number; unreadable ones are skipped."""
     out: dict[int, list[str]] = {}
     for i in range(n_pages):
         try:
@@ -321,14 +322,42 @@ def _annotations(reader: Any, n_pages: int) -> dict[int, list[str]]:
                 continue
             for ref in list(annots)[:500]:
                 annot = ref.get_object()
-                if annot.get("/Subtype") not in _NOTE_TYPES:
+                subtype = annot.get("/Subtype")
+                if subtype == "/Widget":
+                    text = _field_value(annot)
+                elif subtype in _NOTE_TYPES:
+                    text = normalize_text(str(annot.get("/Contents") or ""))
+                else:
                     continue
-                text = normalize_text(str(annot.get("/Contents") or ""))
                 if text and sum(ch.isalnum() for ch in text) >= 2 and text not in out.get(i + 1, []):
                     out.setdefault(i + 1, []).append(text)
         except Exception:
             continue
     return out
+
+
+def _field_value(widget: Any) -> str:
+    """The text a form field shows: a text field's value, a choice field's chosen item (its display text when
+    the options pair export values with display texts); check boxes and signatures have none."""
+    from pypdf.generic import NameObject
+
+    field = widget
+    for _ in range(5):  # a widget's field keys may live on its parent field
+        if "/FT" in field or "/Parent" not in field:
+            break
+        field = field["/Parent"].get_object()
+    kind, value = field.get("/FT"), field.get("/V", widget.get("/V"))
+    if kind not in ("/Tx", "/Ch") or value is None or isinstance(value, NameObject):
+        return ""
+    chosen = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    if kind == "/Ch":
+        shown: dict[str, str] = {}
+        for opt in field.get("/Opt") or []:
+            opt = opt.get_object() if hasattr(opt, "get_object") else opt
+            if isinstance(opt, list) and len(opt) == 2:
+                shown[str(opt[0])] = str(opt[1])
+        chosen = [shown.get(v, v) for v in chosen]
+    return normalize_text("\n".join(v for v in chosen if v.strip()))
 
 
 def _read_failed_pages(
