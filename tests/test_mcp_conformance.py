@@ -288,6 +288,11 @@ def test_a_scoped_token_without_the_default_searches_its_scope(
             r = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             assert r.status_code == 401 and "Bearer" in r.headers["www-authenticate"]
             assert "Authorization: Bearer" in r.json()["detail"]  # says a bearer token is expected
+            for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"):
+                meta = httpx.get(f"{url}{path}")  # no OAuth metadata (ADR 0036): the answer says what to send
+                assert meta.status_code == 404 and "Authorization: Bearer" in meta.json()["detail"], path
+            register = httpx.post(f"{url}/register", json={"redirect_uris": ["http://localhost:1/cb"]})
+            assert register.status_code == 404 and "does not use OAuth" in register.json()["detail"]
     finally:
         ctx.close()
         with store.pool.connection() as conn:
