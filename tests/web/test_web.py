@@ -317,7 +317,11 @@ def test_open_original_rules(tmp_path: Path) -> None:
         assert words in str(err.value), (origin, str(err.value))
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"))
     handle.close()
-    assert meta.disposition == "inline" and meta.content_type == "text/plain"  # shown as text (issue 28)
+    assert meta.disposition == "inline" and meta.content_type == "text/plain; charset=utf-8"  # as text (issue 28)
+    for origin in filter(None, cases):  # messages name the document, never the server's folders (issue 53/54)
+        with pytest.raises(OriginalFileUnavailable) as err:
+            open_original("x", origin)
+        assert str(real) not in str(err.value) and str(link_dir) not in str(err.value), str(err.value)
     digest = hashlib.sha256(b"x").hexdigest()
     meta, handle = open_original("notes/b.txt", str(real / "b.txt"), digest)
     with handle:

@@ -1010,12 +1010,15 @@ def test_delete_feedback_and_skipped_files(en: Any, ctx: Context, tmp_path: Path
     folder.mkdir()
     (folder / "a.md").write_text("# Alfa\n\nKuşkonmaz çorbası tarifi.\n", encoding="utf-8")
     (folder / "resim.xyz").write_bytes(b"not a document")
+    (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")  # left by a desktop: never listed
     target = "sil_" + os.urandom(3).hex()
     try:
         upload_files(en, target, folder=folder)
         wait(en, lambda d: "1 added" in css(d, "#up-status").text, timeout=60)
         skipped = css(en, "#up-skipped").text
-        assert "klasor2/resim.xyz: kaynak does not read this file type" in skipped, skipped
+        assert "klasor2/resim.xyz" in skipped and ".DS_Store" not in skipped, skipped
+        # the types are named once, and they are the loader registry's (scans and archives included)
+        assert skipped.count("kaynak reads these types") == 1 and " .png " in skipped and " .zip" in skipped
         browse_documents(en, target)
         open_document_row(en, "klasor2/a.md")
         css(en, "#documents-table button.danger").click()
@@ -1184,3 +1187,165 @@ def test_small_things(tr: Any, ctx: Context, collection: str, browsers: Callable
         shot(tr, "search-phone-placeholder-tr")
     finally:
         tr.set_window_size(1280, 900)
+
+
+# ----------------------------------------------------------------------------- issue 54: a person's journeys
+# A database outage as the page meets it: every /v1 answer is the server's 503 until the test lifts it.
+OUTAGE_JS = """
+(() => {
+  const real = window.fetch.bind(window);
+  window.__outage = true;
+  window.fetch = (url, opts) => {
+    if (window.__outage && String(url).startsWith('/v1/')) {
+      const body = JSON.stringify({ type: 'about:blank', title: 'database unavailable', status: 503,
+        detail: 'the database cannot be reached right now; try again in a moment' });
+      return Promise.resolve(new Response(body, { status: 503,
+        headers: { 'Content-Type': 'application/problem+json' } }));
+    }
+    return real(url, opts);
+  };
+})();
+"""
+
+
+def test_journey_outage_then_recovery_keeps_the_chosen_collection(tr: Any, base: str, collection: str) -> None:
+    added = tr.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OUTAGE_JS})
+    try:
+        tr.get(f"{base}/?lang=tr&c={collection}")
+        wait(tr, lambda d: css(d, "#alert").is_displayed())
+        assert css(tr, "#alert .say").text.startswith("Veritabanına"), css(tr, "#alert").text
+        assert f"c={collection}" in tr.current_url  # the link's collection is kept while the list cannot load
+        shot(tr, "journey-outage-tr")
+        tr.execute_script("window.__outage = false")  # the server is back
+        hits = search(tr, QUESTION_TR)
+        assert hits and not css(tr, "#alert").is_displayed()
+        assert "Henüz" not in css(tr, "#status").text and "`" not in css(tr, "#status").text
+        assert ticked(tr).get(collection) is True and f"c={collection}" in tr.current_url
+        assert {h.get_attribute("data-collection") for h in hits} == {collection}
+    finally:
+        tr.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})
+
+
+def test_journey_two_searches_and_back(tr: Any, base: str, collection: str) -> None:
+    search(tr, QUESTION_TR, collection)
+    first = css(tr, "#results > li .quote").text
+    search(tr, "asansör bakımı", collection)
+    assert css(tr, "#results > li .quote").text != first
+    tr.back()  # the previous search, not out of the app
+    wait(tr, lambda d: css(d, "#q").get_attribute("value") == QUESTION_TR)
+    wait(tr, lambda d: css(d, "#results > li .quote").text == first)
+    assert tr.current_url.startswith(base)
+    tr.forward()
+    wait(tr, lambda d: css(d, "#q").get_attribute("value") == "asansör bakımı")
+    shot(tr, "journey-back-tr")
+
+
+def test_journey_shared_link_to_a_missing_collection(en: Any, base: str, collection: str) -> None:
+    from urllib.parse import quote
+
+    reload_ready(en, f"{base}/?lang=en&c=no_such_one&q={quote(QUESTION_EN)}")
+    wait(en, lambda d: css_all(d, "#collections-notice"))
+    assert "no_such_one" in css(en, "#collections-notice").text  # said, not silently dropped
+    shot(en, "journey-missing-collection-en")
+
+
+def test_journey_changed_and_cp1254_originals(tr: Any, base: str, ctx: Context, tmp_path: Path) -> None:
+    import httpx
+
+    folder = tmp_path / "asil"
+    folder.mkdir()
+    (folder / "haber.txt").write_bytes("Takımın savunması ligdeki derecesi altıncı.".encode("cp1254"))
+    (folder / "toplanti-notu.md").write_text("# Toplantı\n\nKuşkonmaz ihalesi görüşüldü.\n", encoding="utf-8")
+    name = "asil_" + os.urandom(3).hex()
+    try:
+        assert not ctx.ingest.ingest([folder], name, language="turkish").failed
+        col = ctx.store.get_collection(name)
+        txt_id = ctx.store.get_document(col, "haber.txt").id
+        res = httpx.get(f"{base}/v1/documents/{txt_id}/file")
+        assert res.status_code == 200 and res.headers["content-type"] == "text/plain; charset=utf-8"
+        assert "savunması ligdeki derecesi altıncı" in res.text  # as kaynak read it, not as mojibake
+        (folder / "toplanti-notu.md").write_text("# Toplantı\n\nDeğişti.\n", encoding="utf-8")
+        md_id = ctx.store.get_document(col, "toplanti-notu.md").id
+        gone = httpx.get(f"{base}/v1/documents/{md_id}/file")
+        assert gone.status_code == 404 and str(folder) not in gone.text  # no server folder in the answer
+        reload_ready(tr)
+        search(tr, "kuşkonmaz ihalesi", name)
+        main = tr.current_window_handle
+        css(tr, "#results > li a.original").click()
+        wait(tr, lambda d: css(d, "#alert").is_displayed())
+        say = css(tr, "#alert .say").text
+        assert say.startswith("Özgün dosya") and "{" not in css(tr, "#alert").text, css(tr, "#alert").text
+        assert str(folder) not in css(tr, "#alert").text
+        wait(tr, lambda d: len(d.window_handles) == 1)  # the tab opened for it is closed again
+        assert tr.current_window_handle == main
+        shot(tr, "journey-original-changed-tr")
+    finally:
+        with contextlib.suppress(CollectionNotFound):
+            ctx.ingest.delete_collection(name)
+
+
+def test_journey_team_member_sees_only_what_the_token_can_do(
+    browsers: Callable[[str], Any], ctx: Context, tmp_path: Path
+) -> None:
+    from kaynak.access import new_secret, secret_hash
+
+    tag = os.urandom(3).hex()
+    readonly, writable = f"notlar_{tag}", f"yukleme_{tag}"
+    for name in (readonly, writable):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.md").write_text(f"# {name}\n\nEkip notu {name}.\n", encoding="utf-8")
+        assert not ctx.ingest.ingest([folder], name, language="turkish").failed
+    secret = new_secret()
+    ctx.store.create_token(f"uye-{tag}", secret_hash(secret), {readonly, writable}, {writable}, set(), None)
+    team = Context(
+        load_settings(data_dir=ctx.settings.data_dir, database_url=ctx.settings.database_url, embedder="hash")
+    )
+    driver = browsers("tr-TR,tr")
+    try:
+        with running(make_app(team)) as url:
+            driver.get(url + "/?lang=tr")
+            driver.execute_script("sessionStorage.clear()")
+            driver.get(url + "/?lang=tr")
+            wait(driver, lambda d: css(d, "#token-view").is_displayed())
+            css(driver, "#token-input").send_keys(secret + "\n")
+            wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+            browse_documents(driver, readonly)
+            open_document_row(driver, f"{readonly}.md")
+            assert not css_all(driver, "#documents-table button.danger")  # no delete where it cannot write
+            browse_documents(driver, writable)
+            open_document_row(driver, f"{writable}.md")
+            wait(driver, lambda d: css_all(d, "#documents-table button.danger"))
+            css(driver, ".tab[data-view=upload]").click()
+            label = css(driver, "label[for=up-collection]").text
+            assert "oluşturulur" not in label, label  # this token cannot create collections
+            note = tmp_path / "yeni.md"
+            note.write_text("# Yeni\n\nYeni not.\n", encoding="utf-8")
+            field = css(driver, "#up-collection")
+            field.clear()
+            field.send_keys("yepyeni")
+            css(driver, "#up-files").send_keys(str(note))
+            css(driver, "#up-submit").click()
+            wait(driver, lambda d: writable in css(d, "#up-status").text)
+            assert not css(driver, "#alert").is_displayed()
+            shot(driver, "journey-team-member-tr")
+            driver.set_window_size(390, 844)
+            shot(driver, "journey-team-member-phone-tr")
+            driver.set_window_size(1280, 900)
+            driver.execute_script("sessionStorage.clear()")
+    finally:
+        team.close()
+        with ctx.store.pool.connection() as conn:
+            conn.execute("DELETE FROM access_tokens WHERE name = %s", (f"uye-{tag}",))
+        for name in (readonly, writable):
+            with contextlib.suppress(CollectionNotFound):
+                ctx.ingest.delete_collection(name)
+
+
+def test_journey_labels_and_phrase_notice(en: Any, collection: str) -> None:
+    search(en, '"mavi balina kanunu"', collection)
+    wait(en, lambda d: css_all(d, "#phrase-notice"))
+    assert "quoted phrase" in css(en, "#phrase-notice").text
+    en.set_window_size(390, 844)
+    shot(en, "journey-phrase-phone-en")
+    en.set_window_size(1280, 900)

@@ -9,7 +9,9 @@ the document's sha256, so what is served is exactly what was ingested (an edited
 What the browser gets: PDF inline (so ``#page=N`` opens it at the page); HTML inline under a sandboxing
 Content-Security-Policy (no script, no forms, an opaque origin: it can never act in the page's origin, but a person
 sees it as written); Markdown and plain text inline as ``text/plain`` (shown as text, never interpreted); DOCX
-(which a browser cannot show) as an attachment.
+(which a browser cannot show) as an attachment. A text original is sent as UTF-8 whatever it was written in
+(``text_as_utf8``: the encoding is found by the same rules the loader read it with, so a Windows-1254 file shows
+its Turkish letters). Messages name the document, never the server's folders.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ CONTENT_TYPES = {
     ".md": "text/plain; charset=utf-8",
     ".markdown": "text/plain; charset=utf-8",
     ".mdx": "text/plain; charset=utf-8",
-    ".txt": "text/plain",
-    ".text": "text/plain",
+    ".txt": "text/plain; charset=utf-8",
+    ".text": "text/plain; charset=utf-8",
 }
+#: originals read as text files by the loaders: sent re-encoded as UTF-8 (text_as_utf8)
+TEXT_ORIGINALS = frozenset({".md", ".markdown", ".mdx", ".txt", ".text"})
 INLINE = {".pdf", ".html", ".htm", ".xhtml", ".md", ".markdown", ".mdx", ".txt", ".text"}
 #: the policy an inline HTML original is shown under: no script or plugin, no forms or navigation of the page,
 #: nothing fetched but inline styles and data: images (a sandbox without allow-same-origin: an opaque origin)
@@ -76,17 +80,17 @@ def open_original(source: str, origin: str | None, sha256: str | None = None) ->
     if not origin:
         raise _gone(source, "was ingested before kaynak remembered file locations, so its file is unknown")
     if not os.path.isabs(origin) or os.path.realpath(origin) != origin:
-        raise _gone(source, f"is no longer at {origin} (the path now leads through a symbolic link)")
+        raise _gone(source, "is no longer where it was ingested from (the path now leads through a symbolic link)")
     try:
         fd = os.open(origin, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        raise _gone(source, f"is gone from {origin}") from None
+        raise _gone(source, "is gone from the folder it was ingested from") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _gone(source, f"at {origin} is no longer a regular file")
+            raise _gone(source, "is no longer a regular file")
         if os.path.realpath(origin) != origin:  # a folder on the way swapped for a link while opening
-            raise _gone(source, f"is no longer at {origin} (the path now leads through a symbolic link)")
+            raise _gone(source, "is no longer where it was ingested from (the path now leads through a symbolic link)")
         handle = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -97,7 +101,7 @@ def open_original(source: str, origin: str | None, sha256: str | None = None) ->
             digest.update(block)
         if digest.hexdigest() != sha256:
             handle.close()
-            raise _gone(source, f"at {origin} has changed since it was ingested (its pages may no longer match)")
+            raise _gone(source, "has changed since it was ingested (its pages may no longer match)")
         handle.seek(0)
     path = Path(origin)
     ext = path.suffix.lower()
@@ -109,3 +113,13 @@ def open_original(source: str, origin: str | None, sha256: str | None = None) ->
         filename=PurePosixPath(source).name or path.name,
     )
     return meta, handle
+
+
+def text_as_utf8(handle: BinaryIO, limit: int) -> bytes:
+    """A text original's bytes (at most ``limit``) as UTF-8: decoded by the text loader's rules (byte-order mark,
+    UTF-8, UTF-16, Windows-1254), so the browser shows what kaynak read, whatever the file's encoding."""
+    from kaynak.loaders.normalize import decode_with_encoding
+
+    data = handle.read(limit)
+    text, _ = decode_with_encoding(data)
+    return text.encode("utf-8")

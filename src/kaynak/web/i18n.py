@@ -15,6 +15,24 @@ DEFAULT_LANG = "en"
 
 STRINGS: dict[str, dict[str, str]] = {
     "tr": {
+        "strong_match": "güçlü eşleşme",
+        "strong_match_title": "Bu parça büyük olasılıkla sorunuzun cevabını içeriyor.",
+        "n_results_doc1": "{n} sonuç, 1 belgede",
+        "phrase_missing": "Tırnak içindeki ifade hiçbir yerde geçmiyor; ifadeyi içermeyen en yakın sonuçlar "
+        "gösteriliyor.",
+        "collections_unknown": "Bağlantıdaki koleksiyon bulunamadı ya da bu anahtarla görülemiyor: {names}.",
+        "err_no_write": "Bu anahtarın „{name}” koleksiyonuna yazma izni yok.",
+        "err_no_read": "Bu anahtarın bu koleksiyonu okuma izni yok.",
+        "upload_collection_scoped": "Koleksiyon (yazma izniniz olanlardan biri)",
+        "upload_no_new_collection": "Bu anahtar yeni koleksiyon oluşturamaz; yazabileceğiniz koleksiyonlar: {names}.",
+        "upload_none_readable": "Seçilen dosyaların hiçbiri kaynak'ın okuduğu türden değil.",
+        "skipped_types": "kaynak şu türleri okur: {exts}",
+        "skipped_file": "{source}",
+        "upload_too_big": "{source}: {size} MB; sunucunun yükleme sınırı {max} MB.",
+        "upload_done": "{added} eklendi, {updated} güncellendi, {unchanged} değişmedi, {partial} kısmen eklendi, "
+        "{failed} başarısız.",
+        "upload_warnings_heading": "Kısmen eklenenler ve uyarılar",
+        "database_back": "Veritabanına yeniden ulaşıldı.",
         "title": "kaynak — belgelerinizde arayın",
         "tagline": "Sorunuzu yazın; cevabı belgelerinizden, sayfası ve bölümüyle birebir alıntılayalım.",
         "skip": "İçeriğe geç",
@@ -63,8 +81,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "no_collections": "Henüz bir şey eklenmedi: `kaynak ingest KLASÖR -c AD` çalıştırın.",
         "error": "Hata",
         "unreachable": "Sunucuya ulaşılamadı. `kaynak serve` çalışıyor mu?",
-        "read_token_needed": "Bu sunucu okumak için erişim anahtarı istiyor (KAYNAK_READ_TOKEN). Anahtar yalnız bu "
-        "sekme açık kaldıkça saklanır.",
+        "read_token_needed": "Bu sunucu okumak için erişim anahtarı istiyor: size verilen kişisel anahtarı (ya da "
+        "sunucunun KAYNAK_READ_TOKEN anahtarını) girin. Anahtar yalnız bu sekme açık kaldıkça saklanır.",
         "token_label": "Erişim anahtarı",
         "token_submit": "Gir",
         "token_wrong": "Bu anahtar geçerli değil.",
@@ -104,7 +122,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "upload_button": "Yükle ve ekle",
         "upload_sending": "Gönderiliyor… %{pct}",
         "upload_ingesting": "Belgeler okunuyor ve ekleniyor…",
-        "upload_done": "{added} eklendi, {updated} güncellendi, {unchanged} değişmedi, {failed} başarısız.",
         "upload_pick": "Önce dosya ya da klasör seçin.",
         "upload_failed_file": "{source}: {error}",
         "back": "← Sonuçlara dön",
@@ -129,7 +146,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "page_text_heading": "Sayfanın metni",
         "upload_offer": "Belge ekle",
         "skipped_heading": "Atlanan dosyalar",
-        "skipped_file": "{source}: kaynak bu dosya türünü okumaz ({exts}).",
         "failing_heading": "Eklenemeyen dosyalar",
         "failing_count": "{n} dosya eklenemedi",
         "warnings_heading": "Uyarılı belgeler",
@@ -164,6 +180,24 @@ STRINGS: dict[str, dict[str, str]] = {
         "file_other": "{source}: dosya okunamadı.",
     },
     "en": {
+        "strong_match": "strong match",
+        "strong_match_title": "This passage very likely holds the answer to your question.",
+        "n_results_doc1": "{n} results in 1 document",
+        "phrase_missing": "No passage holds the quoted phrase; showing the closest results without it.",
+        "collections_unknown": "The link names a collection that does not exist or that this token cannot see: "
+        "{names}.",
+        "err_no_write": "This token may not write to “{name}”.",
+        "err_no_read": "This token may not read this collection.",
+        "upload_collection_scoped": "Collection (one you may write to)",
+        "upload_no_new_collection": "This token cannot create collections; you may write to: {names}.",
+        "upload_none_readable": "None of the chosen files is of a type kaynak reads.",
+        "skipped_types": "kaynak reads these types: {exts}",
+        "skipped_file": "{source}",
+        "upload_too_big": "{source}: {size} MB; the server's upload limit is {max} MB.",
+        "upload_done": "{added} added, {updated} updated, {unchanged} unchanged, {partial} added in part, "
+        "{failed} failed.",
+        "upload_warnings_heading": "Added in part, and warnings",
+        "database_back": "The database can be reached again.",
         "title": "kaynak — search your documents",
         "tagline": "Ask a question; get the answer quoted verbatim from your documents, with its page and section.",
         "skip": "Skip to content",
@@ -211,8 +245,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "no_collections": "Nothing ingested yet: run `kaynak ingest FOLDER -c NAME`.",
         "error": "Error",
         "unreachable": "The server cannot be reached. Is `kaynak serve` running?",
-        "read_token_needed": "This server needs an access token to read (KAYNAK_READ_TOKEN). It is kept only while "
-        "this tab stays open.",
+        "read_token_needed": "This server needs an access token to read: enter the personal token you were given (or "
+        "the server's KAYNAK_READ_TOKEN). It is kept only while this tab stays open.",
         "token_label": "Access token",
         "token_submit": "Sign in",
         "token_wrong": "This token is not valid.",
@@ -252,7 +286,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "upload_button": "Upload and ingest",
         "upload_sending": "Sending… {pct}%",
         "upload_ingesting": "Reading and ingesting the documents…",
-        "upload_done": "{added} added, {updated} updated, {unchanged} unchanged, {failed} failed.",
         "upload_pick": "Pick files or a folder first.",
         "upload_failed_file": "{source}: {error}",
         "back": "← Back to the results",
@@ -277,7 +310,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "page_text_heading": "The page's text",
         "upload_offer": "Add documents",
         "skipped_heading": "Skipped files",
-        "skipped_file": "{source}: kaynak does not read this file type ({exts}).",
         "failing_heading": "Files that could not be added",
         "failing_count": "{n} files failed",
         "warnings_heading": "Documents with warnings",

@@ -16,11 +16,6 @@ from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, SEARCH_MODES
 from kaynak.web.i18n import LANGS, STRINGS
 
 LANG_NAMES = {"tr": "Türkçe", "en": "English"}
-UPLOAD_ACCEPT = (
-    ".pdf,.docx,.html,.htm,.xhtml,.md,.markdown,.mdx,.txt,.text,"
-    ".odt,.ott,.fodt,.ods,.ots,.fods,.odp,.otp,.fodp,.pptx,.pptm,.xlsx,.xlsm,.csv,.tsv,"
-    ".epub,.rtf,.eml,.mbox,.mbx,.udf,.doc,.xls,.ppt"
-)
 
 
 def esc(value: object) -> str:
@@ -33,10 +28,21 @@ def strings_json(lang: str) -> str:
     return raw.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_version: str) -> str:
+def render_page(
+    lang: str,
+    *,
+    read_token: bool,
+    write_enabled: bool,
+    asset_version: str,
+    extensions: frozenset[str] = frozenset(),
+    max_upload_mb: float = 50,
+) -> str:
     """The page in ``lang``. ``read_token``: the server wants a token for reads (the page asks for it once);
-    ``write_enabled``: the server has an API token, so the page may offer to take it and show write controls."""
+    ``write_enabled``: the server has an API token, so the page may offer to take it and show write controls;
+    ``extensions``: the file types the loaders read (the loader registry: the upload form offers exactly these);
+    ``max_upload_mb``: the upload limit, checked in the page before sending."""
     t = {k: esc(v) for k, v in STRINGS[lang].items()}
+    accept = ",".join(sorted(extensions))
     v = esc(asset_version)
     modes = "".join(f'<option value="{esc(m)}">{t["mode_" + m]}</option>' for m in SEARCH_MODES)
     langs = "".join(
@@ -65,7 +71,7 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
   <input id="up-collection" name="collection" list="collection-names" required maxlength="200" autocomplete="off">
   <datalist id="collection-names"></datalist>
   <label for="up-files">{t["upload_files"]}</label>
-  <input id="up-files" type="file" multiple accept="{UPLOAD_ACCEPT}">
+  <input id="up-files" type="file" multiple accept="{esc(accept)}">
   <label for="up-folder">{t["upload_folder"]}</label>
   <input id="up-folder" type="file" multiple webkitdirectory>
   <div class="row"><button type="submit" id="up-submit">{t["upload_button"]}</button></div>
@@ -91,10 +97,11 @@ def render_page(lang: str, *, read_token: bool, write_enabled: bool, asset_versi
 <script type="application/json" id="kaynak-strings">{strings_json(lang)}</script>
 </head>
 <body data-lang="{esc(lang)}" data-read-token="{int(read_token)}" data-write="{int(write_enabled)}" \
-data-max-k="{MAX_K}" data-max-query="{MAX_QUERY_CHARS}">
+data-max-k="{MAX_K}" data-max-query="{MAX_QUERY_CHARS}" \
+data-extensions="{esc(accept)}" data-max-upload-mb="{max_upload_mb:g}">
 <a class="skip" href="#main">{t["skip"]}</a>
 <header class="top">
- <a class="brand" href="?lang={esc(lang)}">kaynak</a>
+ <h1><a class="brand" href="?lang={esc(lang)}">kaynak</a></h1>
  <nav class="tabs" aria-label="{t["nav"]}">
   <button type="button" class="tab" data-view="search" aria-controls="search-view" aria-current="page">\
 {t["nav_search"]}</button>

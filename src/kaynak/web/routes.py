@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from kaynak.context import Context
 from kaynak.errors import KaynakError, NotFound
+from kaynak.ingest.discovery import supported_extensions
 from kaynak.originals.files import SAFE_HEADERS
 from kaynak.web.i18n import choose_language
 from kaynak.web.page import render_page
@@ -67,7 +68,14 @@ def router(context: Context, access_facts: AccessFacts) -> APIRouter:
             needs_token, writes = access_facts(request)
         except KaynakError:  # the database is away: the page still loads, and asks for a token to be safe
             needs_token, writes = True, bool(settings.api_token)
-        html = render_page(chosen, read_token=needs_token, write_enabled=writes, asset_version=version)
+        html = render_page(
+            chosen,
+            read_token=needs_token,
+            write_enabled=writes,
+            asset_version=version,
+            extensions=supported_extensions(),  # the loader registry: one source of truth for file types
+            max_upload_mb=settings.max_upload_mb,
+        )
         headers = {
             **COMMON_HEADERS,
             "Content-Security-Policy": PAGE_CSP,

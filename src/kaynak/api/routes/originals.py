@@ -18,7 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from kaynak.context import Context
 from kaynak.errors import FileTooLarge, UsageError
-from kaynak.originals.files import CONTENT_TYPES, SAFE_HEADERS, SANDBOX_CSP, open_original
+from kaynak.originals.files import CONTENT_TYPES, SAFE_HEADERS, SANDBOX_CSP, TEXT_ORIGINALS, open_original, text_as_utf8
 from kaynak.originals.pdfpage import DEFAULT_WIDTH, MAX_WIDTH
 from kaynak.originals.pdfpage import render_page as render_pdf_page
 
@@ -97,6 +97,11 @@ async def original(document_id: Annotated[int, PathParam(ge=1, le=2**62)], reque
     }
     if meta.content_type.split(";")[0] != "application/pdf":
         headers["Content-Security-Policy"] = SANDBOX_CSP
+    if meta.path.suffix.lower() in TEXT_ORIGINALS:  # sent as UTF-8, whatever it was written in
+        with handle:
+            data = await run_in_threadpool(text_as_utf8, handle, meta.size)
+        headers["Content-Length"] = str(len(data))
+        return Response(data, media_type=meta.content_type, headers=headers)
 
     def body() -> Iterator[bytes]:
         with handle:

@@ -42,7 +42,12 @@ def run_search(ctx: Context, req: SearchRequest) -> dict[str, Any]:
     took = (time.perf_counter() - start) * 1000
     METRICS.observe_search(getattr(getattr(hits, "plan", None), "mode", None) or req.mode, took / 1000)
     log.info("search %r → %d hits in %.0f ms", req.q[:80], len(hits), took)
-    return {"hits": [h.to_dict() for h in hits], "no_good_match": hits.no_good_match}
+    plan = getattr(hits, "plan", None)
+    return {
+        "hits": [h.to_dict() for h in hits],
+        "no_good_match": hits.no_good_match,
+        "phrase_missing": bool(getattr(plan, "phrase_missing", False)),
+    }
 
 
 @router.get("/search", summary="Search (query string)", response_model=SearchResponse)

@@ -17,7 +17,11 @@
   const T = JSON.parse($('kaynak-strings').textContent);
   const LANG = document.body.dataset.lang;
   const TOKEN_KEY = 'kaynak.token';
-  const EXTENSIONS = ['.pdf', '.docx', '.html', '.htm', '.xhtml', '.md', '.markdown', '.mdx', '.txt', '.text', '.odt', '.ott', '.fodt', '.ods', '.ots', '.fods', '.odp', '.otp', '.fodp', '.pptx', '.pptm', '.xlsx', '.xlsm', '.csv', '.tsv', '.epub', '.rtf', '.eml', '.mbox', '.mbx', '.udf', '.doc', '.xls', '.ppt'];
+  // The file types kaynak reads come from the server's loader registry (one source of truth).
+  const EXTENSIONS = (document.body.dataset.extensions || '').split(',').filter(Boolean);
+  const MAX_UPLOAD_MB = Number(document.body.dataset.maxUploadMb) || 50;
+  const MAX_K = Number(document.body.dataset.maxK) || 100;
+  const JUNK = /(^|\/)(\.ds_store|thumbs\.db|desktop\.ini|\._[^/]*)$/i; // left by desktops: never listed
   const MAX_QUERY = Number(document.body.dataset.maxQuery) || 4000;
   const PHONE = window.matchMedia('(max-width: 40rem)');
 
@@ -137,11 +141,12 @@
   const fileSentence = (source, reason) => fmt('file_' + fileKind(reason), { source });
 
   /* One sentence in the page's language for an API problem (the technical text goes under details). */
-  function say(err) {
+  function say(err, hint = {}) {
     const title = String(err.title || '').toLowerCase();
     const errors = (err.body && err.body.errors) || [];
     if (err.status === 0) return T.unreachable;
-    if (err.status === 401 || err.status === 403) return T.err_token;
+    if (err.status === 403) return hint.write ? fmt('err_no_write', { name: hint.write }) : T.err_no_read;
+    if (err.status === 401) return T.err_token;
     if (title === 'collection not found') return T.err_collection_gone;
     if (title === 'document not found') return T.err_document_gone;
     if (title === 'original file unavailable') return T.err_original_gone;
@@ -163,13 +168,13 @@
     return el('details', { class: 'tech' }, el('summary', {}, T.details), el('p', {}, text.trim()));
   }
 
-  function showError(err, extra) {
+  function showError(err, extra, hint) {
     const box = $('alert');
     const report = err.body && err.body.report;
     const files = report && report.failed
       ? el('ul', { class: 'failures' }, report.failed.map((f) => el('li', {}, fileSentence(f.source, f.error))))
       : null;
-    box.replaceChildren(...[el('p', { class: 'say' }, withCode(say(err))), files, extra,
+    box.replaceChildren(...[el('p', { class: 'say' }, withCode(say(err, hint))), files, extra,
       err.status === 0 ? null : technical(err)].filter(Boolean));
     box.hidden = false;
   }
@@ -200,6 +205,12 @@
 
   // ---------------------------------------------------------------- access and tokens
   let access = { read: true, write: false, read_token_required: false, writes_enabled: false };
+
+  /* Rights per collection, from /v1/access: a token's scopes name its collections, or "*" for all. */
+  const scopeOf = (right) => (access.scopes && access.scopes[right] !== undefined ? access.scopes[right] : '*');
+  const writeAll = () => !!access.write && scopeOf('write') === '*';
+  const canWrite = (name) => !!access.write && (writeAll() || [].concat(scopeOf('write')).includes(name));
+  const writable = () => collections.filter((c) => canWrite(c.name)).map((c) => c.name);
   let tokenWaiter = null;
 
   async function refreshAccess() {
@@ -211,6 +222,9 @@
     $('sign-out').hidden = !token.get();
     const uploadTab = document.querySelector('.tab[data-view=upload]');
     if (uploadTab) uploadTab.hidden = !write;
+    const upLabel = document.querySelector('label[for=up-collection]');
+    if (upLabel) upLabel.textContent = writeAll() ? T.upload_collection : T.upload_collection_scoped;
+    fillUploadNames();
     if (!write && lastView === 'upload') show('search');
     if (docs.name) renderDocs();
     return access;
@@ -270,8 +284,13 @@
     collections = data.collections;
     renderPicker();
     renderCollectionsTable();
+    fillUploadNames();
+  }
+
+  /* The upload form offers the collections this token may write to. */
+  function fillUploadNames() {
     const names = $('collection-names');
-    if (names) names.replaceChildren(...collections.map((c) => el('option', { value: c.name })));
+    if (names) names.replaceChildren(...writable().map((n) => el('option', { value: n })));
   }
 
   function renderPicker() {
@@ -295,8 +314,9 @@
     $('all-collections').checked = !any;
   }
 
-  /* null = all collections, else the chosen names. */
+  /* null = all collections, else the chosen names (before the list could be loaded: the link's names). */
   function selectedCollections() {
+    if (!loaded && wanted.length) return wanted;
     if ($('all-collections').checked) return null;
     const names = [...document.querySelectorAll('#collection-boxes input:checked')].map((i) => i.value);
     return names.length ? names : null;
@@ -316,7 +336,7 @@
 
   /* The message for searching nothing, or null when at least one chosen collection has documents. */
   function emptyMessage(names) {
-    if (!collections.length) return T.no_collections;
+    if (!collections.length) return withCode(T.no_collections);
     const cols = names ? collections.filter((c) => names.includes(c.name)) : collections;
     if (names && cols.length < names.length) return null; // a name the page does not know: the API answers
     if (cols.some((c) => c.document_count > 0)) return null;
@@ -335,8 +355,27 @@
     $('up-files').focus();
   }
 
+  // ---------------------------------------------------------------- start-up (again after an outage)
+  let loaded = false; // access and collections known
+  let wanted = []; // the link's collections, kept until the list of collections could be loaded
+  let notice = null; // one sentence to show with the next results (a link's unknown collections)
+
+  /* What the page needs before it can search; a search calls it again when it failed (the database was away). */
+  async function boot() {
+    await refreshAccess();
+    while (!access.read) await askToken('read');
+    await loadCollections();
+    loaded = true;
+    const known = wanted.filter((n) => collections.some((c) => c.name === n));
+    const unknown = wanted.filter((n) => !known.includes(n));
+    choose(known);
+    notice = unknown.length ? fmt('collections_unknown', { names: unknown.join(', ') }) : null;
+    wanted = [];
+  }
+
   // ---------------------------------------------------------------- search
   let searchSeq = 0;
+  let shownSearch = null; // the URL query of the search whose results are shown
 
   function searchRequest(q) {
     const req = { q, mode: $('mode').value, k: Number($('k').value) || 10 };
@@ -354,7 +393,8 @@
     return req;
   }
 
-  function saveState() {
+  /* The search in the URL; `push`: a new history entry (Back returns to the previous search). */
+  function saveState(push = false) {
     const p = new URLSearchParams();
     p.set('lang', LANG);
     const q = $('q').value.trim();
@@ -365,7 +405,9 @@
     if ($('prefix').value.trim()) p.set('prefix', $('prefix').value.trim());
     if ($('glob').value.trim()) p.set('glob', $('glob').value.trim());
     if ($('meta').value.trim()) p.set('meta', $('meta').value.trim());
-    history.replaceState(history.state, '', '?' + p.toString());
+    const url = '?' + p.toString();
+    if (push && url !== location.search) history.pushState({ view: 'search' }, '', url);
+    else history.replaceState(history.state, '', url);
     for (const a of document.querySelectorAll('.langs a')) {
       p.set('lang', a.dataset.lang);
       a.href = '?' + p.toString();
@@ -377,7 +419,7 @@
     $('q').value = p.get('q') || '';
     const mode = p.get('mode');
     if (mode && [...$('mode').options].some((o) => o.value === mode)) $('mode').value = mode;
-    if (p.get('k')) $('k').value = p.get('k');
+    if (p.get('k')) $('k').value = String(Math.min(MAX_K, Math.max(1, Math.round(Number(p.get('k'))) || 10)));
     $('prefix').value = p.get('prefix') || '';
     $('glob').value = p.get('glob') || '';
     $('meta').value = p.get('meta') || '';
@@ -385,10 +427,18 @@
     return p.getAll('c');
   }
 
-  async function runSearch() {
+  async function runSearch({ push = true } = {}) {
     const raw = $('q').value;
     const q = raw.trim();
     clearError();
+    if (!loaded) {
+      try {
+        await boot();
+      } catch (err) {
+        showError(err);
+        return;
+      }
+    }
     if (!q) {
       $('results').replaceChildren();
       setStatus(raw.length ? T.query_blank : '');
@@ -402,7 +452,8 @@
       $('q').focus();
       return;
     }
-    saveState();
+    saveState(push);
+    shownSearch = location.search;
     const seq = ++searchSeq;
     const req = searchRequest(q);
     const empty = emptyMessage(selectedCollections());
@@ -439,11 +490,15 @@
     const docsCount = new Set(hits.map(docKey)).size;
     let count = T.no_results;
     if (hits.length) {
-      count = docsCount < hits.length
-        ? fmt('n_results_docs', { n: hits.length, d: docsCount }) : fmt('n_results', { n: hits.length });
+      if (docsCount >= hits.length) count = fmt('n_results', { n: hits.length });
+      else count = fmt(docsCount === 1 ? 'n_results_doc1' : 'n_results_docs', { n: hits.length, d: docsCount });
     }
-    setStatus(data.no_good_match === true && hits.length
-      ? [el('span', { class: 'weak-notice' }, T.no_good_match), ' ', count] : count);
+    const notes = [];
+    if (notice) notes.push(el('span', { class: 'weak-notice', id: 'collections-notice' }, notice), ' ');
+    notice = null;
+    if (data.phrase_missing === true) notes.push(el('span', { class: 'weak-notice', id: 'phrase-notice' }, T.phrase_missing), ' ');
+    if (data.no_good_match === true && hits.length) notes.push(el('span', { class: 'weak-notice' }, T.no_good_match), ' ');
+    setStatus(...notes, count);
     if (hits.length) await highlight(q, hits, quotes, seq);
   }
 
@@ -474,11 +529,26 @@
    * application/pdf blob at the page; every other format as text/plain (shown, never interpreted in this origin);
    * DOCX, which a browser cannot show, is saved as a download. */
   async function openFile(ev, id, page, source) {
-    if (!token.get()) return; // the plain link works
     ev.preventDefault();
     const pdf = isPdf(source);
     const docx = /\.docx$/i.test(source);
     const tab = docx ? null : window.open('', '_blank');
+    if (!token.get()) { // the server's own answer (HTML in its sandbox), once it is known to be there
+      try {
+        const ctrl = new AbortController();
+        const res = await fetch(fileUrl(id), { credentials: 'omit', cache: 'no-store', signal: ctrl.signal });
+        if (!res.ok) throw await problem(res);
+        ctrl.abort();
+      } catch (err) {
+        if (tab) tab.close();
+        showError(err.status === undefined ? new ApiError(0, T.error, T.unreachable) : err);
+        return;
+      }
+      const target = fileUrl(id) + (pdf ? '#page=' + page : '');
+      if (tab) tab.location.href = target;
+      else window.location.href = target;
+      return;
+    }
     try {
       const res = await api(fileUrl(id), { raw: true });
       const type = pdf ? 'application/pdf' : docx ? 'application/octet-stream' : 'text/plain;charset=utf-8';
@@ -524,11 +594,14 @@
     if (!m || typeof m !== 'object') return null;
     if (m.label === 'weak') return [' ', badge(T.weak_match, T.weak_match_title, 'weak')];
     if (m.label === 'partial') return [' ', badge(T.partial_match, null, 'partial')];
+    if (m.label === 'strong') return [' ', badge(T.strong_match, T.strong_match_title, 'strong')];
     return null;
   }
 
   function hitItem(hit, quotes, i, extra) {
-    const quote = el('blockquote', { class: looksLikeCode(hit.quote.text) ? 'quote code' : 'quote' }, hit.quote.text);
+    const cls = ['quote', looksLikeCode(hit.quote.text) ? 'code' : '', hit.quote.cut_start ? 'cut-start' : '',
+      hit.quote.cut_end ? 'cut-end' : ''].filter(Boolean).join(' ');
+    const quote = el('blockquote', { class: cls }, hit.quote.text);
     quotes[i] = quote;
     const ctxBox = el('div', { class: 'context', hidden: true });
     const ctxBtn = el('button', { type: 'button', class: 'quiet', 'aria-expanded': 'false' }, T.more_context);
@@ -632,11 +705,13 @@
       }
     }
     box.replaceChildren(...parts);
+    box.classList.toggle('code', looksLikeCode(data.context.map((c) => c.text).join('\n')));
     box.dataset.loaded = '1';
     box.hidden = false;
     quote.hidden = true;
     btn.setAttribute('aria-expanded', 'true');
     btn.textContent = T.less_context;
+    btn.scrollIntoView({ block: 'nearest' });
   }
 
   // ---------------------------------------------------------------- page viewer
@@ -696,7 +771,10 @@
       text.replaceChildren();
       $('viewer-figure').hidden = true;
       $('viewer-next').disabled = true; // a page that is not there has no next one
-      if (err.status === 404) $('viewer-prev').disabled = true;
+      if (err.status === 404) {
+        $('viewer-prev').disabled = true;
+        $('viewer-original').hidden = true; // the document is gone: so is its original
+      }
       showError(err);
       return;
     }
@@ -804,6 +882,16 @@
       const known = state.view && $(state.view + '-view') && (state.view !== 'upload' || access.write);
       show(known ? state.view : 'search');
       if (state.view === 'browse') loadCollections().catch(showError);
+    }
+    if ((!state.view || state.view === 'search') && location.search !== shownSearch) {
+      const names = restoreState(); // Back or Forward to another search: show it again
+      if (loaded) choose(names);
+      if ($('q').value.trim()) runSearch({ push: false });
+      else {
+        shownSearch = location.search;
+        $('results').replaceChildren();
+        setStatus('');
+      }
     }
   }
 
@@ -942,10 +1030,18 @@
         el('td', { 'data-label': T.doc_title }, d.title),
         el('td', { class: 'num', 'data-label': T.doc_pages }, String(d.page_count)),
         el('td', { class: 'num', 'data-label': T.doc_chunks }, String(d.chunk_count)),
-        el('td', { 'data-label': T.doc_ingested }, (d.ingested_at || '').slice(0, 16).replace('T', ' '))));
+        el('td', { 'data-label': T.doc_ingested }, localTime(d.ingested_at))));
       if (isOpen) out.push(el('tr', { class: 'doc-detail' }, el('td', { colspan: '5' }, docDetail(d, warnings))));
     }
     tbody.replaceChildren(...out);
+  }
+
+  /* An ISO 8601 time from the API in the browser's time zone and language ("8.12.2026 01:23"). */
+  function localTime(iso) {
+    if (!iso) return '';
+    const t = new Date(String(iso).replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
+    if (Number.isNaN(t.getTime())) return String(iso).slice(0, 16).replace('T', ' ');
+    return t.toLocaleString(LANG === 'tr' ? 'tr-TR' : 'en-GB', { dateStyle: 'short', timeStyle: 'short' });
   }
 
   function docDetail(d, warnings) {
@@ -970,18 +1066,19 @@
           href: fileUrl(d.id) + (isPdf(d.source) ? '#page=1' : ''), target: '_blank', rel: 'noopener',
           onclick: (ev) => openFile(ev, d.id, 1, d.source),
         }, T.open_original),
-        access.write ? el('button', { type: 'button', class: 'danger', onclick: () => deleteDoc(d) }, T.delete) : null),
+        canWrite(d.collection)
+          ? el('button', { type: 'button', class: 'danger', onclick: () => deleteDoc(d) }, T.delete) : null),
     ];
   }
 
   async function deleteDoc(d) {
-    if (!access.write || !window.confirm(fmt('confirm_delete', { source: d.source }))) return;
+    if (!canWrite(d.collection) || !window.confirm(fmt('confirm_delete', { source: d.source }))) return;
     clearError();
     $('browse-status').textContent = '';
     try {
       await api(`/v1/collections/${enc(d.collection)}/documents/${encPath(d.source)}`, { method: 'DELETE' });
     } catch (err) {
-      showError(err);
+      showError(err, null, { write: d.collection });
       return;
     }
     await loadCollections().catch(showError);
@@ -998,23 +1095,41 @@
     clearError();
     $('up-failed').replaceChildren();
     $('up-skipped').replaceChildren();
-    const picked = [...$('up-files').files, ...$('up-folder').files];
+    const pathOf = (f) => f.webkitRelativePath || f.name;
+    const picked = [...$('up-files').files, ...$('up-folder').files].filter((f) => !JUNK.test(pathOf(f)));
     const readable = (f) => EXTENSIONS.some((x) => f.name.toLowerCase().endsWith(x));
-    const files = picked.filter(readable);
+    const limit = MAX_UPLOAD_MB * 1024 * 1024;
+    const tooBig = picked.filter((f) => readable(f) && f.size > limit);
+    const files = picked.filter((f) => readable(f) && f.size <= limit);
     const skipped = picked.filter((f) => !readable(f));
+    const notes = [];
     if (skipped.length) {
-      $('up-skipped').replaceChildren(el('p', { class: 'label' }, T.skipped_heading), el('ul', { class: 'skipped' },
-        skipped.map((f) => el('li', {}, fmt('skipped_file', {
-          source: f.webkitRelativePath || f.name, exts: EXTENSIONS.join(' '),
-        })))));
+      notes.push(el('p', { class: 'label' }, T.skipped_heading),
+        el('ul', { class: 'skipped' }, skipped.map((f) => el('li', {}, fmt('skipped_file', { source: pathOf(f) })))),
+        el('p', { class: 'types' }, fmt('skipped_types', { exts: EXTENSIONS.join(' ') })));
     }
+    if (tooBig.length) {
+      notes.push(el('ul', { class: 'failures' }, tooBig.map((f) => el('li', {}, fmt('upload_too_big', {
+        source: pathOf(f), size: (f.size / 1048576).toFixed(1), max: MAX_UPLOAD_MB,
+      })))));
+    }
+    $('up-skipped').replaceChildren(...notes);
     if (!name) {
       status.textContent = T.upload_collection;
       $('up-collection').focus();
       return;
     }
+    if (!canWrite(name)) {
+      status.textContent = fmt('upload_no_new_collection', { names: writable().join(', ') || '-' });
+      $('up-collection').focus();
+      return;
+    }
     if (!files.length) {
-      status.textContent = T.upload_pick;
+      status.textContent = picked.length ? (tooBig.length ? '' : T.upload_none_readable) : T.upload_pick;
+      return;
+    }
+    if (files.reduce((n, f) => n + f.size, 0) > limit) {
+      status.textContent = T.err_too_large;
       return;
     }
     const form = new FormData();
@@ -1057,7 +1172,7 @@
       if (xhr.status !== 200 && xhr.status !== 207) {
         status.textContent = '';
         showError(new ApiError(xhr.status, (body && body.title) || T.error, (body && body.detail) || xhr.statusText,
-          body));
+          body), null, { write: name });
         $('up-files').value = '';
         $('up-folder').value = '';
         await loadCollections().catch(() => {});
@@ -1065,11 +1180,17 @@
       }
       status.textContent = fmt('upload_done', {
         added: body.added.length, updated: body.updated.length, unchanged: body.unchanged.length,
-        failed: body.failed.length,
+        partial: (body.partial || []).length, failed: body.failed.length,
       });
       $('up-failed').replaceChildren(...body.failed.map((f) => el('li', {}, fileSentence(f.source, f.error || f.reason),
         ' ', el('details', { class: 'tech' }, el('summary', {}, T.details),
           el('p', {}, bareReason(f.source, f.error || f.reason || ''))))));
+      const failedNames = new Set(body.failed.map((f) => f.source));
+      const warned = (body.warnings || []).filter((w) => !failedNames.has(w.source));
+      if (warned.length) {
+        $('up-skipped').append(el('p', { class: 'label' }, T.upload_warnings_heading),
+          el('ul', { class: 'warnings', id: 'up-warnings' }, warned.map((w) => el('li', {}, w.source + ': ' + w.warning))));
+      }
       $('up-files').value = '';
       $('up-folder').value = '';
       await loadCollections().catch(showError);
@@ -1115,6 +1236,11 @@
     }
     window.addEventListener('popstate', onPopState);
     document.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape' && !$('token-view').hidden && !$('token-cancel').hidden && tokenWaiter) {
+        ev.preventDefault();
+        tokenWaiter(false);
+        return;
+      }
       if (ev.key === 'Escape' && !$('viewer-view').hidden && !ev.defaultPrevented) {
         ev.preventDefault();
         viewerBack();
@@ -1133,27 +1259,22 @@
       if (!access.read) await askToken('read');
     });
 
-    const wanted = restoreState();
+    wanted = restoreState();
     try {
-      await refreshAccess();
+      await boot();
     } catch (err) {
-      showError(err);
-      return;
+      showError(err); // the database may be away: the first search tries again
     }
-    while (!access.read) await askToken('read');
-    try {
-      await loadCollections();
-    } catch (err) {
-      showError(err);
-      return;
-    }
-    if (wanted.length) choose(wanted);
     saveState();
     const state = history.state;
     if (!state || !state.view) history.replaceState({ view: 'search' }, '', location.href);
     document.body.dataset.ready = '1';
-    if ($('q').value.trim()) runSearch();
-    else $('q').focus();
+    if (loaded && $('q').value.trim()) runSearch({ push: false });
+    else {
+      $('q').focus();
+      if (notice) setStatus(el('span', { class: 'weak-notice', id: 'collections-notice' }, notice));
+      notice = null;
+    }
     if (state && state.view === 'viewer' && state.viewer) openViewer(state.viewer, false); // a reload in the page view
   }
 
