@@ -227,6 +227,9 @@ def main() -> None:
         feats = list(m.coefs)
         w = np.array([m.intercept, *[m.coefs[f] for f in feats]])
         partial, strong = PARTIAL_AT["e5"], STRONG_AT["e5"]
+        from kaynak import match
+
+        PARTIAL_CROSS = getattr(match, "PARTIAL_CROSS_AT", PARTIAL_AT)["e5"]
     else:
         x, y, sw = matrix([*fit_rows, *xq], feats)
         w = weighted_logistic(x, y, sw)

@@ -70,6 +70,7 @@ def spy_on_quotes(captured: dict[str, Any]) -> None:
         weights: Any = None,
         question: Any = None,
         stored: Any = None,
+        *more: Any,
     ) -> Any:
         first = stored[0] if stored else None
         analysis = first or quotes.analyse(texts[:1], lexemes_of, max_chars)[0]
@@ -81,7 +82,7 @@ def spy_on_quotes(captured: dict[str, Any]) -> None:
             weights=dict(weights or {}),
             question=question,
         )
-        return original(texts, query_lexemes, lexemes_of, max_chars, weights, question, stored)
+        return original(texts, query_lexemes, lexemes_of, max_chars, weights, question, stored, *more)
 
     hits_module.quotes_and_matches = spy  # type: ignore[assignment]
 
@@ -93,7 +94,7 @@ def replay(path: Path) -> None:
     def no_stemming(items: list[str]) -> list[set[str]]:
         raise AssertionError("a captured analysis is missing")
 
-    n = chunk = quote = 0
+    n = chunk = quote = ends = 0
     lengths = []
     for line in path.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
@@ -110,11 +111,13 @@ def replay(path: Path) -> None:
         )
         span = spans[0]
         lengths.append(span[1] - span[0])
+        ends += any(e == span[1] for _, e in quotes.sentence_spans(text))
         if r["chunk_holds"]:
             chunk += 1
             quote += any(a in fold(text[span[0] : span[1]]) for a in r["answers"])
     report = {"questions": n, "chunk": chunk, "quote": quote, "quote_over_chunk": round(quote / max(chunk, 1), 4)}
     report |= {"longest": max(lengths, default=0), "mean_length": round(sum(lengths) / max(n, 1), 1)}
+    report |= {"ends_at_sentence_end": round(ends / max(n, 1), 4)}
     print(json.dumps(report))
 
 
