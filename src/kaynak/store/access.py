@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -39,8 +39,8 @@ class TokenRecord:
         return self.revoked_at is None and not self.expired
 
     def to_dict(self) -> dict[str, Any]:
-        def iso(t: datetime | None) -> str | None:
-            return t.isoformat() if t is not None else None
+        def iso(t: datetime | None) -> str | None:  # ISO 8601 UTC, the timestamp format of every face
+            return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t is not None else None
 
         return {
             "name": self.name,
@@ -70,7 +70,7 @@ class AuditEntry:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "at": self.at.isoformat(),
+            "at": self.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "action": self.action,
             "token": self.token,
             "client": self.client,
