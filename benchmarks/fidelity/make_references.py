@@ -7,7 +7,8 @@ Which program reads what (none of them is kaynak or a library kaynak's loader us
 * DOCX, ODT, RTF, DOC, HTML: LibreOffice headless ``--convert-to txt:Text`` (text), ``pdf`` (rendered page count:
   kaynak counts explicit page breaks, so this is reported apart), ``html`` (headings: ``<h1>``..``<h6>``, which
   LibreOffice writes for the heading styles and outline levels);
-* PPTX, ODP, PPT: LibreOffice ``--convert-to pdf``, read by pdfium (text, one page per slide);
+* PPTX, ODP, PPT: LibreOffice ``--convert-to pdf``, read by pdfium (text, one page per slide); headings = the
+  title placeholders of LibreOffice's own ODP export;
 * XLSX, XLS, ODS, CSV: LibreOffice ``--convert-to csv`` of every sheet, cells as shown (text; sheet count and names);
 * PDF: pdfium's text layer (pypdfium2) and page count; headings from the outline (bookmarks) where there is one;
 * EPUB: the spine's XHTML read with Python's zipfile and html.parser; chapters = spine items; headings = ``<h1-6>``;
@@ -204,6 +205,22 @@ def mail_text(msg: email.message.Message) -> str:
     return "\n".join(out)
 
 
+def slide_titles(odp: Path) -> list[str]:
+    """The title placeholders' text of each slide, as LibreOffice Impress writes them after reading the deck."""
+    with zipfile.ZipFile(odp) as zf:
+        root = ElementTree.fromstring(zf.read("content.xml"))
+    ns_p = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}class"
+    titles = []
+    for page in root.iter("{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}page"):
+        for frame in page.iter("{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}frame"):
+            if frame.get(ns_p) == "title":
+                text = " ".join("".join(frame.itertext()).split())
+                if text:
+                    titles.append(text)
+                break
+    return titles
+
+
 def epub_reference(path: Path) -> tuple[list[str], list[str]]:
     """(chapter texts in spine order, headings)."""
     with zipfile.ZipFile(path) as zf:
@@ -288,6 +305,7 @@ def main() -> None:
                 )
             elif ext in SLIDES:
                 soffice(group, "pdf", out / "pdf", args.timeout)
+                soffice(group, "odp", out / "odp", args.timeout)
             elif ext in SHEETS:
                 soffice(group, CSV_FILTER, out / "csv", args.timeout)
             print(f"LibreOffice: {src} {ext} ({len(group)} files) done", file=sys.stderr)
@@ -334,6 +352,9 @@ def reference_for(rel: str, path: Path, out: Path) -> dict:  # noqa: C901  (one 
                 pages, _ = pdfium_pages(p)
                 text = "\f".join(pages)
                 entry.update(method="LibreOffice pdf export read by pdfium", pages=len(pages), pages_kind="slides")
+            o = out / "odp" / (path.stem + ".odp")
+            if o.exists():
+                entry["headings"] = slide_titles(o) or None
         elif ext in SHEETS:
             found = sorted((out / "csv").glob(glob_escape(path.stem) + "*.csv"))
             found = [f for f in found if f.stem == path.stem or f.stem.startswith(path.stem + "-")]

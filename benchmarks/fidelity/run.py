@@ -278,7 +278,7 @@ def defects(results: list[dict[str, Any]], limit: int = 12) -> str:
         if not items:
             continue
         items.sort(key=lambda x: x[0])
-        out.append(f"### {fmt}\n")
+        out.append(f"**{fmt}**\n")
         out += [f"- {t}" for _, t in items[:limit]]
         if len(items) > limit:
             out.append(f"- … and {len(items) - limit} more")
@@ -290,7 +290,7 @@ def write_markdown(path: Path, label: str, body: str) -> None:
     start, end = f"<!-- fidelity:{label} -->", f"<!-- /fidelity:{label} -->"
     text = path.read_text(encoding="utf-8") if path.exists() else "# Fidelity benchmark\n"
     block = f"{start}\n{body.rstrip()}\n{end}"
-    heading = re.search(rf"(?m)^#+ {re.escape(label)}\b.*$", text)
+    heading = re.search(rf"(?m)^##+ {re.escape(label)}\b.*$", text)
     if start in text and end in text:
         text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     elif heading:  # under the heading that names the label ("### BEFORE (code at c966fb4)")
