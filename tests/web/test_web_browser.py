@@ -1349,3 +1349,16 @@ def test_journey_labels_and_phrase_notice(en: Any, collection: str) -> None:
     en.set_window_size(390, 844)
     shot(en, "journey-phrase-phone-en")
     en.set_window_size(1280, 900)
+
+
+def test_journey_reload_and_language_switch_stay_on_collections(tr: Any, collection: str) -> None:
+    css(tr, ".tab[data-view=browse]").click()
+    wait(tr, lambda d: css(d, "#browse-view").is_displayed())
+    assert "v=browse" in tr.current_url
+    reload_ready(tr)
+    assert css(tr, "#browse-view").is_displayed() and not css(tr, "#search-view").is_displayed()
+    css(tr, ".langs a[data-lang=en]").click()
+    wait(tr, lambda d: d.execute_script("return document.body.dataset.ready === '1' && document.body.dataset.lang"))
+    wait(tr, lambda d: css(d, "#browse-view").is_displayed())
+    css(tr, ".tab[data-view=search]").click()
+    wait(tr, lambda d: css(d, "#search-view").is_displayed() and "v=browse" not in d.current_url)

@@ -408,6 +408,12 @@
     const url = '?' + p.toString();
     if (push && url !== location.search) history.pushState({ view: 'search' }, '', url);
     else history.replaceState(history.state, '', url);
+    langLinks(p);
+  }
+
+  /* The language links keep everything else in the URL (search, collections, view). */
+  function langLinks(params) {
+    const p = new URLSearchParams(params);
     for (const a of document.querySelectorAll('.langs a')) {
       p.set('lang', a.dataset.lang);
       a.href = '?' + p.toString();
@@ -823,15 +829,19 @@
     });
     if (viewer !== v) return;
     const box = $('viewer-box');
+    for (const extra of document.querySelectorAll('.pdf-box.extra')) extra.remove();
     if (data.found && data.boxes.length) {
-      let [x0, y0, x1, y1] = [1, 1, 0, 0];
-      for (const [l, t, w, h] of data.boxes) {
-        x0 = Math.min(x0, l); y0 = Math.min(y0, t); x1 = Math.max(x1, l + w); y1 = Math.max(y1, t + h);
-      }
-      box.style.left = (100 * x0) + '%';
-      box.style.top = (100 * y0) + '%';
-      box.style.width = (100 * (x1 - x0)) + '%';
-      box.style.height = (100 * (y1 - y0)) + '%';
+      // one frame per column the passage runs through (a quote wrapping from one column to the next is two
+      // frames, not one over both columns), a little outside the letters so it never covers them
+      const frames = columnFrames(data.boxes);
+      frames.forEach(([x0, y0, x1, y1], i) => {
+        const frame = i === 0 ? box : el('span', { class: 'pdf-box extra', 'aria-hidden': 'true' });
+        frame.style.left = (100 * x0) + '%';
+        frame.style.top = (100 * y0) + '%';
+        frame.style.width = (100 * (x1 - x0)) + '%';
+        frame.style.height = (100 * (y1 - y0)) + '%';
+        if (i > 0) box.after(frame);
+      });
       box.hidden = false;
       box.scrollIntoView({ block: 'center' });
       box.focus({ preventScroll: true });
@@ -841,6 +851,21 @@
       $('viewer-heading').focus();
     }
     document.body.dataset.pageDrawn = String(v.page);
+  }
+
+  /* The passage's line boxes grouped by column (boxes whose horizontal extents overlap), each group's frame
+   * [x0, y0, x1, y1] in page fractions, widened by a small margin and kept on the page. */
+  function columnFrames(boxes) {
+    const groups = [];
+    for (const [l, t, w, h] of [...boxes].sort((a, b) => a[0] - b[0])) {
+      const g = groups.find((f) => l < f[2] && l + w > f[0]);
+      if (g) {
+        g[0] = Math.min(g[0], l); g[1] = Math.min(g[1], t); g[2] = Math.max(g[2], l + w); g[3] = Math.max(g[3], t + h);
+      } else groups.push([l, t, l + w, t + h]);
+    }
+    const pad = 0.004;
+    return groups.sort((a, b) => a[0] - b[0]).map(([x0, y0, x1, y1]) =>
+      [Math.max(0, x0 - pad), Math.max(0, y0 - pad), Math.min(1, x1 + pad), Math.min(1, y1 + pad)]);
   }
 
   function viewerPage(delta) {
@@ -866,7 +891,11 @@
 
   /* Tabs are history entries too, so Back walks through what the person saw. */
   function go(view) {
-    history.pushState({ view }, '', location.href);
+    const p = new URLSearchParams(location.search);
+    if (view === 'browse' || view === 'upload') p.set('v', view);
+    else p.delete('v'); // the view is in the URL, so a reload or a language switch stays on it
+    history.pushState({ view }, '', '?' + p.toString());
+    langLinks(p);
     show(view);
   }
 
@@ -1259,23 +1288,31 @@
       if (!access.read) await askToken('read');
     });
 
+    const startView = new URLSearchParams(location.search).get('v'); // Collections or upload, after a reload
     wanted = restoreState();
     try {
       await boot();
     } catch (err) {
       showError(err); // the database may be away: the first search tries again
     }
-    saveState();
+    const stayOn = loaded && (startView === 'browse' || (startView === 'upload' && access.write)) ? startView : null;
+    if (!stayOn) saveState();
     const state = history.state;
     if (!state || !state.view) history.replaceState({ view: 'search' }, '', location.href);
     document.body.dataset.ready = '1';
-    if (loaded && $('q').value.trim()) runSearch({ push: false });
+    if (loaded && !stayOn && $('q').value.trim()) runSearch({ push: false });
     else {
       $('q').focus();
       if (notice) setStatus(el('span', { class: 'weak-notice', id: 'collections-notice' }, notice));
       notice = null;
     }
     if (state && state.view === 'viewer' && state.viewer) openViewer(state.viewer, false); // a reload in the page view
+    if (stayOn && !(state && state.view === 'viewer')) {
+      history.replaceState({ view: stayOn }, '', location.href);
+      langLinks(new URLSearchParams(location.search));
+      show(stayOn);
+      if (stayOn === 'browse') loadStatuses().catch(() => {});
+    }
   }
 
   start();
