@@ -33,7 +33,7 @@ def query_terms(
     """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it; where the
     collections' documents are stemmed in other languages too (``documents.keyword_language``), each word's
     lexeme in those languages (and Turkish words as written) when new and occurring, replacing the collection
-    language's lexeme of that word when that one occurs nowhere (docs/adr/0035)."""
+    language's lexeme of that word when that one occurs nowhere (docs/adr/0038)."""
     with store._conn() as conn:
         present = {
             r[0]

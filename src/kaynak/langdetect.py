@@ -4,7 +4,7 @@ Only the two first-class languages are told apart; anything else (or a mix) is `
 back to the ``simple`` text-search configuration, which does not stem at all and so cannot stem wrongly.
 
 Each document's keyword postings are stemmed in its own language (``detect_document``, ``keyword_language``,
-docs/adr/0035): Turkish or English when its text says so; ``simple`` when it is long and has almost none of
+docs/adr/0038): Turkish or English when its text says so; ``simple`` when it is long and has almost none of
 either language's evidence (another language); the collection's language when it is too short to tell or mixes
 the two (so a document whose language flips between pages gets one language, the same on every run).
 
@@ -104,7 +104,7 @@ PAGE_CHARS = 4_000
 #: A document is Turkish or English only when at least this share of its (sampled) words is evidence: English
 #: prose has 20-40 % of its words among the function words, Turkish prose 25-50 % words with ı ğ ş or function
 #: words (XQuAD, SciFact, the shared documents: 7 % at the least), while a German book has 1 % (``in``, ``an``,
-#: ``was``…) and lorem ipsum 3 % (docs/adr/0035).
+#: ``was``…) and lorem ipsum 3 % (docs/adr/0038).
 MIN_EVIDENCE_SHARE = 0.05
 #: Below that share, a document of at least this many words is ``OTHER`` (another language); a shorter one is
 #: too short to tell.

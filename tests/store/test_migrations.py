@@ -49,7 +49,7 @@ PINNED = {
     "0014_chunk_sentences.sql": "15b32609cb9f973fa65367f0eed0c9974f17a347f8468a569a90dee751e200d7",
     "0015_bm25_key_range.sql": "8cd350524c7a34e23075e060e1d1e334427122c66b3e8b7a91844c388fb5367e",
     "0016_bm25_array_probes.sql": "727db0af1594b7aed88efadc8d65abaa41ac9b56f353e767b8417a62f7c5f3ef",
-    "0017_document_keyword_language.sql": "7b14e0a91dc4420daa685c5990ab8095e16afd7d4e61f169ee938ddc7f3998ec",
+    "0017_document_keyword_language.sql": "901aa1c91aa477d79f74662807b41bc1a887f024d6e941e3fa44c6f17933b8ca",
 }
 
 DOCS = {

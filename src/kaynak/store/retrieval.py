@@ -40,7 +40,7 @@ MAX_QUERY_LEXEMES = 64
 STEMMINGS = ("turkish", "english", "simple")
 #: A query's Turkish words are looked up as written too (their ``simple`` lexeme, where Turkish stems the word and
 #: the form occurs): the Turkish stemmer cuts a bare noun's last vowel as if it were a suffix (mahkeme → mahke)
-#: while the inflected forms keep it (mahkemeye, mahkemede, mahkemenin → mahkeme) (docs/adr/0035).
+#: while the inflected forms keep it (mahkemeye, mahkemede, mahkemenin → mahkeme) (docs/adr/0038).
 TURKISH_SURFACE_FORMS = True
 # ``keyword_search(pruned=True)`` → the SQL function that ranks (migration 9's algorithm over migration 12's keys).
 BM25_FUNCTION = "kaynak_bm25_topk"
@@ -515,7 +515,7 @@ class RetrievalMixin(StoreBase):
         collection language's when it is new and occurs in the collections (document frequency above 0), and
         then replaces the collection language's lexeme of that word (same position) if that one occurs nowhere.
         A collection of one language plans exactly as before, and the keyword leg ranks all of a collection's
-        postings in one BM25 with the collection's own statistics (docs/adr/0035)."""
+        postings in one BM25 with the collection's own statistics (docs/adr/0038)."""
         with self._conn() as conn:
             rows = conn.execute(
                 """
@@ -550,7 +550,7 @@ class RetrievalMixin(StoreBase):
                                   ORDER BY v.positions[1] LIMIT %(limit)s) u
                     WHERE %(text)s::text IS NOT NULL
                 ),
-                terms AS (  -- per word: another analysis's lexeme where it is new and occurs (docs/adr/0035)
+                terms AS (  -- per word: another analysis's lexeme where it is new and occurs (docs/adr/0038)
                     SELECT language, lexeme, (extra * 100000 + pos) * 4 + idx AS pos, df FROM lexemes l
                     WHERE (extra = 0 AND (df > 0 OR NOT EXISTS (
                               SELECT 1 FROM lexemes o WHERE o.language = l.language AND o.extra > 0

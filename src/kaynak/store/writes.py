@@ -50,7 +50,7 @@ _POSTINGS_OF_DOCUMENT = """
 def document_languages(pages: Sequence[Page], collection: Collection) -> tuple[str | None, str]:
     """A document's ``documents.language`` (Turkish, English or None: what the cross-language rule compares) and
     the text search configuration its chunks, postings and sentence analyses are stemmed with (its own language;
-    ``simple`` for another language; the collection's when too short to tell or mixed: docs/adr/0035)."""
+    ``simple`` for another language; the collection's when too short to tell or mixed: docs/adr/0038)."""
     detected = detect_document([p.text for p in pages])
     return stored_language(detected), keyword_language(detected, collection.language)
 

@@ -1,5 +1,5 @@
 -- Migration 17 (issue 50): each document's keyword postings stemmed in its own language
--- (docs/adr/0035-per-document-language.md).
+-- (docs/adr/0038-per-document-language.md).
 --
 -- * ``documents.keyword_language``: the text search configuration the document's chunks (``chunks.language``,
 --   hence ``chunks.tsv``) and postings were stemmed with; NULL (documents written before this migration, or by an
