@@ -45,13 +45,15 @@ _CACHE: dict[str, list[_Section]] = {}
 
 
 class _Section:
-    __slots__ = ("condition", "is_date", "is_text", "tokens")
+    __slots__ = ("condition", "date_plan", "is_date", "is_text", "number_plan", "tokens")
 
     def __init__(self, tokens: list[tuple[str, str]], condition: tuple[str, float] | None) -> None:
         self.tokens = tokens
         self.condition = condition
         self.is_date = any(kind in ("date", "ampm", "elapsed") for kind, _ in tokens)
         self.is_text = any(kind == "text" for kind, _ in tokens)
+        self.number_plan: _NumberPlan | None = None  # what a number's rendering needs, worked out once
+        self.date_plan: tuple[int, bool, bool, bool, frozenset[int]] | None = None
 
 
 def _split_sections(code: str) -> list[str]:
@@ -217,13 +219,23 @@ def _format_number(x: float, code: str, original: object) -> str:
     section, shown = _pick(sections, x)
     tokens = section.tokens
     if section.is_date:
-        return _format_date(shown, tokens)
+        return _format_date(shown, section)
+    if section.number_plan is not None:
+        return section.number_plan.render(shown)
     if any(k == "general" for k, _ in tokens):
         return "".join(general(shown) if k == "general" else v for k, v in tokens if k in ("lit", "general", "other"))
     digits = [i for i, (k, _) in enumerate(tokens) if k == "digit"]
     if not digits:
         return "".join(v for k, v in tokens if k in ("lit", "other")).strip() or general(shown)
-    return _render_number(shown, tokens, digits)
+    first, last = digits[0], digits[-1]
+    slash = next((i for i in range(first, len(tokens)) if tokens[i] == ("other", "/")), None)
+    if slash is not None:  # a fraction; its denominator may be spelt out ("# ?/8")
+        end = slash + 1
+        while end < len(tokens) and (tokens[end][0] == "digit" or tokens[end][1].isdigit()):
+            end += 1
+        return _render_fraction(shown, tokens, first, max(last, end - 1))
+    section.number_plan = _NumberPlan(tokens, first, last)
+    return section.number_plan.render(shown)
 
 
 def _round(x: float, places: int) -> str:
@@ -259,76 +271,73 @@ def _render_fraction(x: float, tokens: list[tuple[str, str]], first: int, last: 
     return (head + sign + (f"{whole} " if whole else "") + f"{num}/{den}" + tail).strip()
 
 
-def _render_number(x: float, tokens: list[tuple[str, str]], digits: list[int]) -> str:
-    first, last = digits[0], digits[-1]
-    slash = next((i for i in range(first, len(tokens)) if tokens[i] == ("other", "/")), None)
-    if slash is not None:  # a fraction; its denominator may be spelt out ("# ?/8")
-        end = slash + 1
-        while end < len(tokens) and (tokens[end][0] == "digit" or tokens[end][1].isdigit()):
-            end += 1
-        return _render_fraction(x, tokens, first, max(last, end - 1))
-    body = tokens[first : last + 1]
-    head, tail = tokens[:first], tokens[last + 1 :]
-    scale = 0  # trailing commas right after the last placeholder scale by 1,000 each
-    while tail and tail[0] == ("other", ","):
-        scale += 1
-        tail = tail[1:]
-    percent = sum(1 for k, v in tokens if k == "other" and v == "%")
-    x = x * (100**percent) / (1000**scale)
-    sci = next((i for i, (k, _) in enumerate(body) if k == "sci"), None)
-    mantissa = body[:sci] if sci is not None else body
-    point = next((i for i, t in enumerate(mantissa) if t == ("other", ".")), None)
-    int_part = mantissa[:point] if point is not None else mantissa
-    frac_part = [v for k, v in mantissa[point + 1 :] if k == "digit"] if point is not None else []
-    grouping = any(t == ("other", ",") for t in int_part)
-    min_int = sum(1 for k, v in int_part if k == "digit" and v == "0")
-    min_frac = max((i + 1 for i, v in enumerate(frac_part) if v == "0"), default=0)
-    negative = x < 0
-    x = abs(x)
-    exp_text = ""
-    if sci is not None:
-        exp_digits = sum(1 for k, _ in body[sci + 1 :] if k == "digit")
-        exponent = 0 if x == 0 else math.floor(math.log10(x))
-        int_places = max(1, sum(1 for k, _ in int_part if k == "digit"))
-        if int_places > 1:  # ##0.0E+0: engineering notation, the exponent a multiple of the integer places
-            exponent = int_places * math.floor(exponent / int_places) if x else 0
-        x = x / (10**exponent) if x else 0.0
-        if float(_round(x, len(frac_part))) >= 10**int_places:
-            x /= 10**int_places
-            exponent += int_places
-        exp_sign = "-" if exponent < 0 else ("+" if body[sci][1][1] == "+" else "")
-        exp_text = "E" + exp_sign + str(abs(exponent)).rjust(exp_digits, "0")
-    whole, _, frac = _round(x, len(frac_part)).partition(".")
-    frac = frac[: max(min_frac, len(frac.rstrip("0")))]
-    whole = whole.lstrip("0").rjust(min_int, "0")
-    if grouping and whole:
-        whole = f"{int(whole):,}"
-    sign = "-" if negative and (whole.strip("0,") or frac.strip("0")) else ""
-    # literals between the placeholders stay where the format puts them: 0 "dollars and" .00 "cents"
-    out: list[str] = ["".join(v for k, v in head if k in ("lit", "other"))]
-    last_int = max((i for i, (k, _) in enumerate(int_part) if k == "digit"), default=-1)
-    for i, (k, v) in enumerate(int_part):
-        if i == last_int:
-            out.append(sign + whole)
-        elif k == "lit":
-            out.append(v)
-    if point is not None:
-        out.append("." + frac if frac or not frac_part else ("." if frac_part else ""))
-        for k, v in mantissa[point + 1 :]:
-            if k == "lit":
-                out.append(v)
-    if sci is not None:
-        out.append(exp_text)
-    out.append("".join(v for k, v in tail if k in ("lit", "other")))
-    text = "".join(out)
-    return text.strip() or text
+class _NumberPlan:
+    """The parts of a number format (placeholders, decimals, grouping, scaling, literals) worked out once."""
+
+    def __init__(self, tokens: list[tuple[str, str]], first: int, last: int) -> None:
+        body = tokens[first : last + 1]
+        head, tail = tokens[:first], tokens[last + 1 :]
+        scale = 0  # trailing commas right after the last placeholder scale by 1,000 each
+        while tail and tail[0] == ("other", ","):
+            scale += 1
+            tail = tail[1:]
+        percent = sum(1 for k, v in tokens if k == "other" and v == "%")
+        self.factor = (100**percent) / (1000**scale)
+        self.sci = next((i for i, (k, _) in enumerate(body) if k == "sci"), None)
+        mantissa = body[: self.sci] if self.sci is not None else body
+        point = next((i for i, t in enumerate(mantissa) if t == ("other", ".")), None)
+        int_part = mantissa[:point] if point is not None else mantissa
+        frac_part = [v for k, v in mantissa[point + 1 :] if k == "digit"] if point is not None else []
+        self.has_point = point is not None
+        self.places = len(frac_part)
+        self.grouping = any(t == ("other", ",") for t in int_part)
+        self.min_int = sum(1 for k, v in int_part if k == "digit" and v == "0")
+        self.min_frac = max((i + 1 for i, v in enumerate(frac_part) if v == "0"), default=0)
+        self.int_places = max(1, sum(1 for k, _ in int_part if k == "digit"))
+        if self.sci is not None:
+            self.exp_digits = sum(1 for k, _ in body[self.sci + 1 :] if k == "digit")
+            self.exp_plus = body[self.sci][1][1] == "+"
+        self.head = "".join(v for k, v in head if k in ("lit", "other"))
+        self.tail = "".join(v for k, v in tail if k in ("lit", "other"))
+        # literals between the placeholders stay where the format puts them: 0 "dollars and" .00 "cents"
+        last_int = max((i for i, (k, _) in enumerate(int_part) if k == "digit"), default=-1)
+        self.before = "".join(v for i, (k, v) in enumerate(int_part) if k == "lit" and i < last_int)
+        self.after_int = "".join(v for i, (k, v) in enumerate(int_part) if k == "lit" and i > last_int)
+        frac_tokens = mantissa[point + 1 :] if point is not None else []
+        self.after_frac = "".join(v for k, v in frac_tokens if k == "lit")
+
+    def render(self, x: float) -> str:
+        x = x * self.factor
+        negative = x < 0
+        x = abs(x)
+        exp_text = ""
+        if self.sci is not None:
+            exponent = 0 if x == 0 else math.floor(math.log10(x))
+            if self.int_places > 1:  # ##0.0E+0: engineering notation, the exponent a multiple of the places
+                exponent = self.int_places * math.floor(exponent / self.int_places) if x else 0
+            x = x / (10**exponent) if x else 0.0
+            if float(_round(x, self.places)) >= 10**self.int_places:
+                x /= 10**self.int_places
+                exponent += self.int_places
+            exp_sign = "-" if exponent < 0 else ("+" if self.exp_plus else "")
+            exp_text = "E" + exp_sign + str(abs(exponent)).rjust(self.exp_digits, "0")
+        whole, _, frac = _round(x, self.places).partition(".")
+        frac = frac[: max(self.min_frac, len(frac.rstrip("0")))]
+        whole = whole.lstrip("0").rjust(self.min_int, "0")
+        if self.grouping and whole:
+            whole = f"{int(whole):,}"
+        sign = "-" if negative and (whole.strip("0,") or frac.strip("0")) else ""
+        text = self.head + self.before + sign + whole + self.after_int
+        if self.has_point:
+            text += ("." + frac if frac or not self.places else ".") + self.after_frac
+        text += exp_text + self.tail
+        return text.strip() or text
 
 
-def _format_date(serial: float, tokens: list[tuple[str, str]]) -> str:  # noqa: C901  (one flat dispatch over date parts)
+def _date_plan(tokens: list[tuple[str, str]]) -> tuple[int, bool, bool, bool, frozenset[int]]:
+    """(fraction-of-second digits, shows seconds, 12-hour clock, Turkish names, the tokens that are minutes) of a
+    date format."""
     locale = next((v for k, v in tokens if k == "locale"), "")
-    turkish = locale.upper().endswith("41F")
-    months = _MONTHS_TR if turkish else _MONTHS_EN
-    days = _DAYS_TR if turkish else _DAYS_EN
     frac_digits = 0
     for i, (k, v) in enumerate(tokens):
         if k == "date" and v[0] in "sS" and i + 2 < len(tokens) + 1:
@@ -341,20 +350,29 @@ def _format_date(serial: float, tokens: list[tuple[str, str]]) -> str:  # noqa: 
     has_seconds = any(k == "date" and v[0] in "sS" for k, v in tokens) or any(
         k == "elapsed" and "s" in v for k, v in tokens
     )
+    minutes = frozenset(i for i, (k, v) in enumerate(tokens) if k == "date" and v[0] in "mM" and _is_minute(tokens, i))
+    ampm = any(k == "ampm" for k, _ in tokens)
+    return frac_digits, has_seconds, ampm, locale.upper().endswith("41F"), minutes
+
+
+def _format_date(serial: float, section: _Section) -> str:  # noqa: C901  (one flat dispatch over date parts)
+    tokens = section.tokens
+    if section.date_plan is None:
+        section.date_plan = _date_plan(tokens)
+    frac_digits, has_seconds, ampm, turkish, minutes = section.date_plan
+    months = _MONTHS_TR if turkish else _MONTHS_EN
+    days = _DAYS_TR if turkish else _DAYS_EN
     step = 10**-frac_digits if has_seconds else 1e-3
     total = round(serial * 86400 / step) * step if has_seconds else serial * 86400
     days_whole = math.floor(total / 86400 + 1e-9)
     seconds = total - days_whole * 86400
     if serial < 0 and not any(k == "elapsed" for k, _ in tokens):
         raise ValueError("negative date")
-    moment = _EPOCH + _dt.timedelta(days=days_whole)
-    if serial < 61 and days_whole <= 60:  # Excel's 1900 leap-year bug: serial 60 is 29 February 1900
-        moment = moment + _dt.timedelta(days=1) if days_whole < 60 else moment
+    moment = _EPOCH + _dt.timedelta(days=days_whole)  # openpyxl has already undone Excel's 1900 leap-year bug
     hour, rem = divmod(seconds, 3600)
     minute, sec = divmod(rem, 60)
     hour, minute = int(hour), int(minute)
     whole_sec = int(sec + 1e-9)
-    ampm = any(k == "ampm" for k, _ in tokens)
     out: list[str] = []
     kinds = list(tokens)
     for i, (k, v) in enumerate(kinds):
@@ -364,7 +382,7 @@ def _format_date(serial: float, tokens: list[tuple[str, str]]) -> str:  # noqa: 
             if c == "y":
                 out.append(str(moment.year)[-2:] if len(low) <= 2 else str(moment.year))
             elif c == "m":
-                if _is_minute(kinds, i):
+                if i in minutes:
                     out.append(f"{minute:02d}" if len(low) >= 2 else str(minute))
                 elif len(low) >= 5:
                     out.append(months[moment.month - 1][0])

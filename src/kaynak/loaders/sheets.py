@@ -109,6 +109,7 @@ class SheetText:
         return Page(number=number, text=text, sections=sections)
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9.,:;%$()+/#=&'-]+(?: [A-Za-z0-9.,:;%$()+/#=&'-]+)*")
 _NUMBER_RE = re.compile(r"^[-+]?[\d.,]+%?$")
 
 
@@ -124,6 +125,8 @@ def cell_text(value: Any) -> str:
     if isinstance(value, _dt.date | _dt.time):
         return value.isoformat()
     text = str(value)
+    if len(text) < 64 and _PLAIN.fullmatch(text):  # a number as shown, a plain word: nothing to normalise
+        return text
     if len(text) > MAX_FIELD:
         text = text[:MAX_FIELD] + "…"
     return collapse_whitespace(text)
