@@ -63,8 +63,9 @@ DEFAULT = ("vector", "coverage", "known", "agree", "margin", "cross", "cross_vec
 
 
 # ---------------------------------------------------------------------- data
-def docqa_rows(report: Path, questions: Path, modes: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per (mode, question) with a vector score: {"set", "half", "answerable", "hits": [...]}."""
+def docqa_rows(report: Path, questions: Path, modes: Sequence[str], vector: bool = True) -> list[dict[str, Any]]:
+    """One row per (mode, question): {"set", "half", "answerable", "hits": [...]}, the hits with a vector score
+    (``vector``; the e5 model's) or all of them (the lexical model's)."""
     r = json.loads((report / "report.json" if report.is_dir() else report).read_text())
     qs = {q["id"]: q for q in map(json.loads, questions.read_text().splitlines()) if q}
     out = []
@@ -73,21 +74,23 @@ def docqa_rows(report: Path, questions: Path, modes: Sequence[str]) -> list[dict
             q = qs.get(qid)
             if q is None:
                 continue
-            hits = [dict(h, relevant=h["ok"]) for h in p["hits"] if (h.get("features") or {}).get("vector")]
+            hits = [
+                dict(h, relevant=h["ok"]) for h in p["hits"] if not vector or (h.get("features") or {}).get("vector")
+            ]
             out.append({"set": f"docqa/{q['lang']}", "mode": mode, "half": q.get("half"), "qid": qid,
                         "answerable": p["answerable"], "hits": hits})  # fmt: skip
     return out
 
 
-def xquad_rows() -> list[dict[str, Any]]:
+def xquad_rows(embedder: str = "e5-small") -> list[dict[str, Any]]:
     out = []
-    for f in sorted(CACHE.glob("*_e5-small.jsonl")):
+    for f in sorted(CACHE.glob(f"*_{embedder}.jsonl")):
         set_name, half = f.stem.split("_")[0], f.stem.split("_")[1]
         for line in f.read_text().splitlines():
             row = json.loads(line)
             if row["qid"].startswith("nonsense"):
                 continue
-            hits = [h for h in row["hits"] if (h.get("features") or {}).get("vector")]
+            hits = [h for h in row["hits"] if embedder != "e5-small" or (h.get("features") or {}).get("vector")]
             out.append({"set": f"xquad/{set_name}", "half": half, "qid": row["qid"],
                         "answerable": row["answerable"], "hits": hits})  # fmt: skip
     return out
@@ -207,6 +210,8 @@ def main() -> None:
     ap.add_argument("--strong-precision", type=float, default=0.92)
     ap.add_argument("--docqa-weight", type=float, default=5.0, help="each doc-QA question weighs this many XQuAD ones")
     ap.add_argument("--current", action="store_true", help="report today's kaynak.match model instead of a fit")
+    ap.add_argument("--model", choices=("e5", "lexical"), default="e5",
+                    help="lexical: keyword-mode doc-QA hits and the hash-embedder XQuAD runs")  # fmt: skip
     ap.add_argument("--partial-at", type=float, help="use this partial threshold instead of the fitted one")
     ap.add_argument("--partial-cross", type=float, help="the partial threshold of cross-language hits")
     ap.add_argument("--strong-at", type=float, help="use this strong threshold instead of the fitted one")
@@ -214,22 +219,24 @@ def main() -> None:
     global PARTIAL_CROSS
     PARTIAL_CROSS = a.partial_cross
     feats = [f for f in a.features.split(",") if f]
-    docqa = docqa_rows(a.report, a.questions, ("hybrid", "vector"))
+    lexical = a.model == "lexical"
+    modes = ("keyword",) if lexical else ("hybrid", "vector")
+    docqa = docqa_rows(a.report, a.questions, modes, vector=not lexical)
     for r in docqa:
         r["weight"] = a.docqa_weight
-    xq = xquad_rows()
+    xq = xquad_rows("hash" if lexical else "e5-small")
     fit_rows = [r for r in docqa if r["half"] == "fit"]
     test_rows = [r for r in docqa if r["half"] == "test"]
     if a.current:
         from kaynak.match import MODELS, PARTIAL_AT, STRONG_AT
 
-        m = MODELS["e5"]
+        m = MODELS[a.model]
         feats = list(m.coefs)
         w = np.array([m.intercept, *[m.coefs[f] for f in feats]])
-        partial, strong = PARTIAL_AT["e5"], STRONG_AT["e5"]
+        partial, strong = PARTIAL_AT[a.model], STRONG_AT[a.model]
         from kaynak import match
 
-        PARTIAL_CROSS = getattr(match, "PARTIAL_CROSS_AT", PARTIAL_AT)["e5"]
+        PARTIAL_CROSS = getattr(match, "PARTIAL_CROSS_AT", PARTIAL_AT)[a.model]
     else:
         x, y, sw = matrix([*fit_rows, *xq], feats)
         w = weighted_logistic(x, y, sw)
@@ -239,10 +246,10 @@ def main() -> None:
     partial = a.partial_at if a.partial_at is not None else partial
     strong = a.strong_at if a.strong_at is not None else strong
     print(f"partial_at {partial:.4f} (cross-language hits: {PARTIAL_CROSS}), strong_at {strong:.4f}")
-    for mode in ("hybrid", "vector"):
+    for mode in modes:
         table(f"doc-QA test half, {mode}", by_pair(test_rows, mode), feats, w, partial, strong)
-    table("doc-QA fit half, hybrid", {"fit all": [r for r in fit_rows if r["mode"] == "hybrid"]}, feats, w, partial,
-          strong)  # fmt: skip
+    table(f"doc-QA fit half, {modes[0]}", {"fit all": [r for r in fit_rows if r["mode"] == modes[0]]}, feats, w,
+          partial, strong)  # fmt: skip
     xs = {f"xquad {s} {h}": [r for r in xq if r["set"] == f"xquad/{s}" and r["half"] == h]
           for s in ("tr", "en", "tr-en") for h in ("a", "b")}  # fmt: skip
     table("XQuAD (in the fit: every fold)", xs, feats, w, partial, strong)
