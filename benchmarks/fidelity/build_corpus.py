@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,44 @@ TIKA_OCR = ("testOCR",)
 PRIVATE = frozenset({"tika/complex.mbox", "tika/testMBOX_lengthy_x-headers.mbox", "tika/testRFC822_x-.eml"})
 
 
+_XML_PEOPLE = re.compile(rb"(<(dc:creator|cp:lastModifiedBy|meta:initial-creator)>)(.*?)(</\2>)", re.S)
+_PDF_AUTHOR = re.compile(rb"/Author\s*\((?:[^()\\]|\\.)*\)")
+_XMP_CREATOR = re.compile(rb"<dc:creator>.*?</dc:creator>", re.S)
+_RTF_PEOPLE = re.compile(rb"\{\\(author|operator)\s[^{}]*\}")
+
+
+def scrub(name: str, data: bytes) -> tuple[bytes, str]:
+    """Empty the fields that name a document's author or last editor (OOXML/ODF ``dc:creator``,
+    ``cp:lastModifiedBy``, ``meta:initial-creator``; PDF ``/Author`` and XMP ``dc:creator``, blanked in place so
+    every offset stays; RTF ``\\author``/``\\operator``): the corpus carries no people's names in metadata.
+    Returns (bytes, a note for the manifest, empty when nothing changed)."""
+    ext = name.rsplit(".", 1)[-1].lower()
+    if ext == "pdf":
+        out = _PDF_AUTHOR.sub(lambda m: b"/Author ()" + b" " * (len(m.group(0)) - 10), data)
+        out = _XMP_CREATOR.sub(lambda m: b"<dc:creator>" + b" " * (len(m.group(0)) - 25) + b"</dc:creator>", out)
+        return out, ("author metadata blanked in place" if out != data else "")
+    if ext == "rtf":
+        out = _RTF_PEOPLE.sub(lambda m: b"{\\" + m.group(1) + b" }", data)
+        return out, ("\\author/\\operator emptied" if out != data else "")
+    if ext not in ("docx", "xlsx", "pptx", "odt", "ods", "odp") or not zipfile.is_zipfile(io.BytesIO(data)):
+        return data, ""
+    try:
+        src = zipfile.ZipFile(io.BytesIO(data))
+        members = [(info, src.read(info)) for info in src.infolist()]
+    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError):
+        return data, ""
+    changed = False
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as dst:
+        for info, body in members:
+            if info.filename in ("docProps/core.xml", "meta.xml"):
+                new = _XML_PEOPLE.sub(lambda m: m.group(1) + m.group(4), body)
+                changed |= new != body
+                body = new
+            dst.writestr(info, body, compress_type=info.compress_type)
+    return (buf.getvalue(), "creator/lastModifiedBy emptied") if changed else (data, "")
+
+
 def git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
 
@@ -84,6 +123,7 @@ class Builder:
             return
         self.seen_blobs.update({blob, digest} - {""})
         name = name or Path(path).name
+        data, note = scrub(name, data)
         rel = f"{source}/{name}"
         stem, ext = Path(name).stem, Path(name).suffix
         n = 2
@@ -96,7 +136,8 @@ class Builder:
         target.write_bytes(data)
         self.rows.append(
             {"file": rel, "repo": repo, "path": path, "commit": commit, "licence": licence,
-             "committable": "yes" if committable and rel not in PRIVATE else "no", "language": language, "sha256": digest}
+             "committable": "yes" if committable and rel not in PRIVATE else "no", "language": language,
+             "sha256": hashlib.sha256(data).hexdigest(), "changed": note}
         )  # fmt: skip
 
     def from_repo(self, source: str, repo: str, licence: str, paths: list[str], *, rename: dict[str, str] | None = None,
@@ -149,7 +190,7 @@ class Builder:
         print("tika:", taken)
 
     def write(self) -> None:
-        cols = ["file", "repo", "path", "commit", "licence", "committable", "language", "sha256"]
+        cols = ["file", "repo", "path", "commit", "licence", "committable", "language", "sha256", "changed"]
         lines = ["\t".join(cols)] + ["\t".join(r[c] for c in cols) for r in sorted(self.rows, key=lambda r: r["file"])]
         (CORPUS / "MANIFEST.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
         private = sorted(r["file"] for r in self.rows if r["committable"] != "yes")

@@ -178,6 +178,8 @@ def score(results: list[dict[str, Any]], index: dict[str, Any]) -> None:
             r["precision"] = precision if r["outcome"] in ("ok", "partial") else None
         r["ref_pages"], r["pages_kind"] = ref.get("pages"), ref.get("pages_kind")
         r["pages_agree"] = None if r["ref_pages"] is None else r["pages"] == r["ref_pages"]
+        if r["outcome"] in ("failed", "no text") and not ref.get("has_text"):
+            r["pages_agree"] = None  # nothing to read on either side (an encrypted file, blank pages)
         heads = ref.get("headings") or []
         if heads:
             names: set[str] = set()
