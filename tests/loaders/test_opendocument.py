@@ -225,3 +225,12 @@ def test_ruby_reading_follows_its_base(tmp_path: Path) -> None:
     )
     doc = load(write(tmp_path, "ruby.odt", odf_zip("text", body, "Ruby")))
     assert doc.pages[0].text == "東京 (とうきょう)に行く"
+
+
+def test_odp_list_numbers_and_embedded_spreadsheet() -> None:
+    """odfpy's decks: a numbered outline (LibreOffice's PDF shows "1. Eins", nested lists restarting at 1) and a
+    spreadsheet embedded as an object ("Object 1/content.xml")."""
+    ol = load(WORLD / "odfpy" / "ol.odp")
+    assert ol.pages[0].text.startswith("OL\n1. Eins\n2. Tsvey\n1. Dray\n2. Fir\n3. Finf\n4. Zeks")
+    emb = load(WORLD / "odfpy" / "emb_spreadsheet.odp")
+    assert "col1 | col2 | col3\nval11 | val21 | val31" in emb.pages[0].text

@@ -32,6 +32,8 @@ flat ODF, or an OOXML/OLE file under an ODF name, says what it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
@@ -72,6 +74,26 @@ _KIND = "OpenDocument"
 
 
 # ---------------------------------------------------------------------------------------------- the container
+_MAX_OBJECTS = 50
+
+
+def _resolver(path: Path, zf: Any) -> Callable[[str], Element | None]:
+    """Reads embedded objects' ``content.xml`` (at most _MAX_OBJECTS, each once), through the same guards."""
+    cache: dict[str, Element | None] = {}
+
+    def resolve(name: str) -> Element | None:
+        if name not in cache and len(cache) < _MAX_OBJECTS:
+            member = f"{name}/content.xml"
+            cache[name] = (
+                parse_xml_bytes(path, read_member(path, zf, member, _KIND), member, _KIND)
+                if has_member(zf, member)
+                else None
+            )
+        return cache.get(name)
+
+    return resolve
+
+
 def _root(path: Path, data: bytes) -> tuple[Element, Element | None, Element | None]:
     """(content document, styles document or None, meta document or None) of a zipped or flat ODF file."""
     if data.lstrip()[:5] in (b"<?xml", b"<offi") or data.startswith(b"\xef\xbb\xbf"):
@@ -105,6 +127,7 @@ def _root(path: Path, data: bytes) -> tuple[Element, Element | None, Element | N
                 path, f"{path.name} is not an OpenDocument file: it is a {other} file; give it the {other} extension"
             )
         raise CorruptFile(path, f"{path.name} is a zip archive but not an OpenDocument file (no content.xml)")
+    _EMBEDDED.set(_resolver(path, zf))
     content = parse_xml_bytes(path, read_member(path, zf, "content.xml", _KIND), "content.xml", _KIND)
     styles = parse_xml(path, zf, "styles.xml", _KIND) if has_member(zf, "styles.xml") else None
     meta = parse_xml(path, zf, "meta.xml", _KIND) if has_member(zf, "meta.xml") else None
@@ -197,6 +220,33 @@ class _StyleInfo:
 
 
 # ---------------------------------------------------------------------------------------------- inline text
+XLINK = "{http://www.w3.org/1999/xlink}"
+CHART = "{urn:oasis:names:tc:opendocument:xmlns:chart:1.0}"
+_EMBEDDED: ContextVar[Callable[[str], Element | None] | None] = ContextVar("odf_embedded", default=None)
+
+
+def _embedded_text(obj: Element) -> list[str]:
+    """The text of an OpenDocument object embedded in the package (``draw:object xlink:href="./Object 1"``): a
+    spreadsheet's or chart's table rows (a chart's title first), a text object's paragraphs."""
+    resolve = _EMBEDDED.get()
+    href = (obj.get(XLINK + "href") or "").removeprefix("./").strip("/")
+    root = resolve(href) if resolve and href and "/" not in href and ".." not in href else None
+    if root is None:
+        root = obj.find(OFFICE + "document")  # a flat file carries its objects inline
+    body = root.find(OFFICE + "body") if root is not None else None
+    if body is None:
+        return []
+    lines: list[str] = []
+    for title in body.iter(CHART + "title"):
+        lines.extend(collapse_whitespace(inline_text(p)) for p in title.iter(TEXT + "p"))
+    if body.find(OFFICE + "text") is not None:
+        lines.extend(inline_text(p) for p in body.iter() if p.tag in (TEXT + "p", TEXT + "h"))
+    else:
+        for table in body.iter(TABLE + "table"):
+            lines.extend(table_rows(table))
+    return [line for line in lines if line.strip()]
+
+
 _SOFT_BREAK = "\x0c"  # where LibreOffice recorded a page break inside a paragraph (inline_text(..., breaks=True))
 
 
@@ -234,6 +284,8 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, bre
             out.append(f"[{mark}]" if mark else "")
         elif tag in (DRAW + "frame", DRAW + "text-box", DRAW + "a"):
             paras = [inline_text(p, notes, depth + 1) for p in child.iter() if p.tag in (TEXT + "p", TEXT + "h")]
+            for obj in child.iter(DRAW + "object"):  # an embedded spreadsheet, chart or text
+                paras.extend(["\n", *(line + "\n" for line in _embedded_text(obj))])
             out.append(" " + " ".join(paras) + " ")
         else:
             out.append(inline_text(child, notes, depth + 1, breaks))
@@ -487,7 +539,9 @@ def _row_text(row: Element, depth: int = 0) -> str:
             elif child.tag == TABLE + "table" and depth < 10:
                 parts.extend(_row_text(r, depth + 1) for r in child.iter(TABLE + "table-row"))
         cells.append(collapse_whitespace(" ".join(parts)))
-    return " | ".join(cells) if any(cells) else ""
+    while cells and not cells[-1]:
+        cells.pop()
+    return " | ".join(cells)
 
 
 def table_rows(table: Element, depth: int = 0) -> list[str]:
@@ -628,7 +682,45 @@ def _notes_texts(notes: Element) -> list[str]:
     return texts
 
 
-def _slide_page(number: int, slide: Element, tail: list[str] | None = None) -> Page:
+def _frame_paragraphs(frame: Element, numbering: _Numbering) -> list[str]:
+    """A frame's paragraphs in order, a numbered list item's with its number ("1.", "a)"), then the text of an
+    OpenDocument object embedded in it (a spreadsheet, chart or text)."""
+    out: list[str] = []
+    label = ""
+    stack: list[tuple[Any, _ListState | None]] = [(iter(frame), None)]
+    lists: list[_ListState] = []
+    while stack:
+        el = next(stack[-1][0], None)
+        if el is None:
+            _, opened = stack.pop()
+            if opened is not None:
+                numbering.close(opened)
+                lists.pop()
+            continue
+        if el.tag in _SKIP or len(stack) > 100:
+            continue
+        if el.tag in (TEXT + "p", TEXT + "h"):
+            text = inline_text(el)
+            out.append(f"{label} {text.lstrip()}" if label and text.strip() else text)
+            label = ""
+        elif el.tag == TEXT + "list":
+            state = numbering.open(el, lists[-1] if lists else None)
+            lists.append(state)
+            stack.append((iter(el), state))
+        elif el.tag == TEXT + "list-item":
+            label = numbering.item(el, lists) if lists else ""
+            stack.append((iter(el), None))
+        elif el.tag == DRAW + "object":
+            out.extend(_embedded_text(el))
+        else:
+            stack.append((iter(el), None))
+    return out
+
+
+def _slide_page(
+    number: int, slide: Element, tail: list[str] | None = None, numbering: _Numbering | None = None
+) -> Page:
+    numbering = numbering or _Numbering({})
     builder = PagedBuilder()
     frames = sorted((f for f in slide if f.tag in (DRAW + "frame", DRAW + "custom-shape", DRAW + "g")), key=_frame_pos)
     title, title_frame = _slide_title(slide, frames)
@@ -645,15 +737,13 @@ def _slide_page(number: int, slide: Element, tail: list[str] | None = None) -> P
             if rows:
                 builder.block("\n".join(rows))
         if not tables:
-            for p in frame.iter():
-                if p.tag in (TEXT + "p", TEXT + "h"):
-                    text = inline_text(p)
-                    if skip_title_line and text.strip():
-                        skip_title_line = False  # the first line, already the heading
-                        rest = text.strip().split("\n", 1)
-                        if title and collapse_whitespace(rest[0]) == title:
-                            text = rest[1] if len(rest) > 1 else ""
-                    builder.block(text, sep="\n")
+            for text in _frame_paragraphs(frame, numbering):
+                if skip_title_line and text.strip():
+                    skip_title_line = False  # the first line, already the heading
+                    rest = text.strip().split("\n", 1)
+                    if title and collapse_whitespace(rest[0]) == title:
+                        text = rest[1] if len(rest) > 1 else ""
+                builder.block(text, sep="\n")
     notes = slide.find(PRES + "notes")
     if notes is not None:
         texts = _notes_texts(notes)
@@ -715,15 +805,24 @@ def _repeated_texts(slides: list[Element], *docs: Element | None) -> list[str]:
 
 def _load_slides(body: Element, *docs: Element | None) -> list[Page]:
     slides = [p for p in body if p.tag == DRAW + "page"]
-    pages = [_slide_page(number, slide) for number, slide in enumerate(slides, start=1)]
+    formats = _list_formats(*docs)
+    pages = [_slide_page(number, slide, None, _Numbering(formats)) for number, slide in enumerate(slides, start=1)]
     tail = _repeated_texts(slides, *docs)
     if pages and tail:  # once, after the last slide
-        pages[-1] = _slide_page(len(slides), slides[-1], tail)
+        pages[-1] = _slide_page(len(slides), slides[-1], tail, _Numbering(formats))
     return pages
 
 
 # ---------------------------------------------------------------------------------------------- the loader
 def load_opendocument(path: Path, data: bytes) -> LoadedDocument:
+    token = _EMBEDDED.set(None)
+    try:
+        return _load(path, data)
+    finally:
+        _EMBEDDED.reset(token)
+
+
+def _load(path: Path, data: bytes) -> LoadedDocument:
     content, styles, meta = _root(path, data)
     body = content.find(f"{OFFICE}body")
     if body is None:
