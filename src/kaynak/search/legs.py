@@ -6,6 +6,9 @@
 * Keyword leg: one ranking per language (each collection's text search configuration): BM25 over the postings
   table by default (each chunk's postings also carry its document title's terms), or the specification's OR
   tsquery with ``ts_rank_cd(…, 1)``. It runs on its own connection while the vector leg embeds and scans.
+  A collection whose documents are stemmed in several languages (each document in its own, issue 50) gets the
+  query's lexemes in each of them from the plan (``Store.plan_facts``), ranked in one BM25 over its postings
+  (docs/adr/0038).
 
 Cross-language rule (collections mixing languages): when the query's language is known, the collections hold
 documents in it, and yet the vector leg's best chunk lies in a document of another language, hybrid fuses the
