@@ -234,3 +234,24 @@ def test_odp_list_numbers_and_embedded_spreadsheet() -> None:
     assert ol.pages[0].text.startswith("OL\n1. Eins\n2. Tsvey\n1. Dray\n2. Fir\n3. Finf\n4. Zeks")
     emb = load(WORLD / "odfpy" / "emb_spreadsheet.odp")
     assert "col1 | col2 | col3\nval11 | val21 | val31" in emb.pages[0].text
+
+
+def test_list_labels_from_libreoffice_templates_and_ordinals(tmp_path: Path) -> None:
+    """Word's list formats as LibreOffice saves them (Tika's testWORD_override_list_numbering.doc): ordinals
+    ("1st"), zero-padded numbers, and loext:num-list-format label templates with text between the numbers."""
+    ns = 'xmlns:loext="urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0"'
+    styles = (
+        f'<text:list-style {ns} style:name="L1"><text:list-level-style-number text:level="1" style:num-format="1st"'
+        ' loext:num-list-format="%1%"/><text:list-level-style-number text:level="2" style:num-format="1" '
+        'loext:num-list-format="%1%.%2%someText"/></text:list-style>'
+        '<text:list-style style:name="L2"><text:list-level-style-number text:level="1" '
+        'style:num-format="01, 02, 03, ..." style:num-suffix="."/></text:list-style>'
+    )
+    body = (
+        '<text:list text:style-name="L1"><text:list-item><text:p>bir</text:p><text:list><text:list-item>'
+        "<text:p>iki</text:p></text:list-item></text:list></text:list-item><text:list-item><text:p>üç</text:p>"
+        '</text:list-item></text:list><text:list text:style-name="L2"><text:list-item><text:p>dört</text:p>'
+        "</text:list-item></text:list>"
+    )
+    doc = load(write(tmp_path, "word.odt", odf_zip("text", body, "Liste", styles)))
+    assert doc.pages[0].text.split("\n\n") == ["1st bir", "1st.1someText iki", "2nd üç", "01. dört"]

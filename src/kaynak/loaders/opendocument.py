@@ -294,12 +294,16 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, bre
 
 
 # ---------------------------------------------------------------------------------------------- text documents
+LOEXT = "{urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0}"
+
+
 class _LevelFormat(NamedTuple):
-    fmt: str  # style:num-format: "1", "a", "A", "i", "I", "" (no number); None-like "" for bullets
+    fmt: str  # style:num-format: "1", "a", "A", "i", "I", "1st", "01, 02, 03, ...", "" (no number)
     prefix: str
     suffix: str
     start: int
     display: int  # text:display-levels: how many levels the label shows ("1.2.")
+    template: str = ""  # loext:num-list-format, LibreOffice's whole label: "%1%.%2%someText"
 
 
 def _list_formats(*docs: Element | None) -> dict[str, dict[int, _LevelFormat]]:
@@ -320,6 +324,7 @@ def _list_formats(*docs: Element | None) -> dict[str, dict[int, _LevelFormat]]:
                     lvl.get(STYLE + "num-suffix") or "",
                     int(start) if start.isdigit() else 1,
                     int(display) if display.isdigit() else 1,
+                    lvl.get(LOEXT + "num-list-format") or "",
                 )
             out[style.get(STYLE + "name") or ""] = levels
     return out
@@ -343,7 +348,18 @@ def _letters(n: int) -> str:
     return out
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def _format_number(n: int, fmt: str) -> str:
+    if fmt == "1st":
+        return _ordinal(n)
+    if fmt.startswith("01"):
+        return f"{n:02d}"
+    if fmt.startswith("001"):
+        return f"{n:03d}"
     if fmt in ("a", "A"):
         text = _letters(max(n, 1))
     elif fmt in ("i", "I"):
@@ -390,6 +406,14 @@ class _Numbering:
         fmt = state.formats.get(state.level)
         if fmt is None or not fmt.fmt:
             return ""
+        if fmt.template:  # "%1%.%2%someText": each %k% is level k's number in level k's own format
+            by_level = {s.level: s for s in lists}
+
+            def number(m: re.Match[str]) -> str:
+                s = by_level.get(int(m.group(1)))
+                return _format_number(s.count, (s.formats.get(s.level) or fmt).fmt) if s else ""
+
+            return re.sub(r"%(\d{1,2})%", number, fmt.template)
         shown = lists[max(0, len(lists) - fmt.display) :]
         numbers = [_format_number(s.count, (s.formats.get(s.level) or fmt).fmt) for s in shown]
         return fmt.prefix + ".".join(n for n in numbers if n) + fmt.suffix
