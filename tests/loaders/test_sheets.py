@@ -163,3 +163,42 @@ def test_xlsx_encrypted_with_excels_default_password_is_read() -> None:
     doc = load(WORLD / "protectedFile.xlsx")
     assert doc.metadata["sheets"] == ["Лист1", "Лист2", "Лист3"] and "default password" in doc.metadata["encryption"]
     assert "При запуске пробной версии Office 2007 в первый раз после активации лицензии" in doc.pages[0].text
+
+
+def test_xlsx_part_names_as_excel_forgives_them(tmp_path: Path) -> None:
+    """calamine's issue_419.xlsx names its shared strings ``xl/SharedStrings.xml`` while its relationships say
+    ``sharedStrings.xml`` (openpyxl: KeyError); a package written on Windows may use backslashes; a minimal
+    package keeps its workbook at the root, found through ``_rels/.rels``. Excel and LibreOffice read all three."""
+    import io
+    import zipfile
+
+    calamine = FIXTURES / "world" / "calamine"
+    assert load(calamine / "issue_419.xlsx").pages[0].text == "Sheet1\n\nHello"
+
+    backslashed = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_xlsx())) as src, zipfile.ZipFile(backslashed, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename.replace("/", "\\") if info.filename.startswith("xl/") else info.filename,
+                         src.read(info))  # fmt: skip
+    assert TR_PASSAGE in load(write(tmp_path, "windows.xlsx", backslashed.getvalue())).pages[0].text
+
+    ns = 'xmlns="http://schemas.openxmlformats.org/package/2006/relationships"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    minimal = io.BytesIO()
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    with zipfile.ZipFile(minimal, "w") as zf:
+        zf.writestr("[Content_Types].xml", '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+                    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+                    f'<Override PartName="/workbook.xml" ContentType="{ct}.sheet.main+xml"/>'
+                    f'<Override PartName="/sheet1.xml" ContentType="{ct}.worksheet+xml"/></Types>')  # fmt: skip
+        zf.writestr("_rels/.rels", f'<Relationships {ns}><Relationship Id="rId1" Type="{rel}/officeDocument" '
+                    'Target="workbook.xml"/></Relationships>')  # fmt: skip
+        zf.writestr("_rels/workbook.xml.rels", f'<Relationships {ns}><Relationship Id="rId1" Type="{rel}/worksheet" '
+                    'Target="sheet1.xml"/></Relationships>')  # fmt: skip
+        sheets = '<sheets><sheet name="Karar" sheetId="1" r:id="rId1"/></sheets>'
+        zf.writestr("workbook.xml", '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+                    f'xmlns:r="{rel}">{sheets}</workbook>')  # fmt: skip
+        zf.writestr("sheet1.xml", '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                    '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Kurul kararı</t></is></c></row></sheetData>'
+                    "</worksheet>")  # fmt: skip
+    assert load(write(tmp_path, "minimal.xlsx", minimal.getvalue())).pages[0].text == "Karar\n\nKurul kararı"

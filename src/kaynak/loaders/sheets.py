@@ -1,12 +1,13 @@
 """Spreadsheet loaders (XLSX/XLSM with openpyxl, CSV/TSV with the standard library) and the row renderer ODS shares.
 
 Every sheet is one page whose section is the sheet name. XLSX cells are the text a person sees in Excel: each value
-rendered through its number format (kaynak.loaders.numfmt: "2.50%", "6:15 AM", "$1,234.50", "1,234,567.89"). A workbook
-encrypted with Excel's default password (a write-protected one, which Excel opens without asking) is decrypted
-(kaynak.loaders.ooxmlcrypt); one with a password the person set is EncryptedFile. Strict
-OOXML workbooks (namespaces under ``http://purl.oclc.org/ooxml/``, which openpyxl does not know) are read after
-their namespaces are mapped to the transitional ones, within the zip guard's inflation budget. A row becomes one
-line a question can match: with a header row (the first non-empty row, when it is all text), ``Header: value;
+rendered through its number format (kaynak.loaders.numfmt: "2.50%", "6:15 AM", "$1,234.50", "1,234,567.89"). A
+workbook encrypted with Excel's default password (a write-protected one, which Excel opens without asking) is
+decrypted (kaynak.loaders.ooxmlcrypt); one with a password the person set is EncryptedFile. Strict OOXML workbooks
+(namespaces under ``http://purl.oclc.org/ooxml/``, which openpyxl does not know) are read after their namespaces are
+mapped to the transitional ones, within the zip guard's inflation budget; so are part names Excel forgives
+(backslashes, a part named in another case than its relationship says, a workbook outside ``xl/``). A row becomes
+one line a question can match: with a header row (the first non-empty row, when it is all text), ``Header: value;
 Header: value``; without one, ``value | value``. Empty rows and cells are skipped; formulas give their cached value
 (openpyxl ``data_only``), never the formula. A workbook is read up to ``MAX_CELLS`` non-empty cells and
 ``MAX_COLUMNS`` columns a row; past that, the rest of the sheet is left out with a warning naming it, so a sheet of
@@ -21,6 +22,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import posixpath
 import re
 import warnings as warnings_module
 from collections.abc import Iterable
@@ -154,18 +156,21 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
             data, default_password = plain, True
     sheets_in_zip = _worksheet_parts(data)
     zf = open_zip(path, data, kind, skip=sheets_in_zip)  # worksheets are streamed under MAX_CELLS instead
-    if "xl/workbook.xml" not in zf.namelist():
+    renames = _renames(zf)
+    workbook = _workbook_part(zf, renames)
+    if workbook is None:
         raise CorruptFile(path, "zip archive is not an Excel workbook (no xl/workbook.xml)")
-    parse_xml(path, zf, "xl/workbook.xml", kind)  # refuses a DTD / entities before openpyxl reads it
+    parse_xml(path, zf, workbook, kind)  # refuses a DTD / entities before openpyxl reads it
     for name in ("xl/sharedStrings.xml", "xl/styles.xml", "docProps/core.xml"):
         if name in zf.namelist():
             parse_xml(path, zf, name, kind)
-    for name in sheets_in_zip:
-        _check_sheet_prolog(path, zf, name)
+    for name in zf.namelist():  # worksheets are streamed by openpyxl: their prologs (and any other part's) here
+        if name.endswith((".xml", ".rels")):
+            _check_sheet_prolog(path, zf, name)
     import openpyxl
 
     _no_dimension_scan()
-    source = _transitional(path, data) if _is_strict(zf) else data
+    source = _rewritten(path, data, renames) if renames or _is_strict(zf) else data
     try:
         with warnings_module.catch_warnings():  # openpyxl's notes on styles and extensions are not the user's
             warnings_module.simplefilter("ignore")
@@ -283,9 +288,48 @@ def _is_strict(zf: Any) -> bool:
     return False
 
 
-def _transitional(path: Path, data: bytes) -> bytes:
-    """The Strict workbook in ``data`` rewritten with transitional namespaces, so that openpyxl reads it. Every
-    part is inflated here, so the whole archive (worksheets too) is first held to the zip guard's budget."""
+def _renames(zf: Any) -> dict[str, str]:
+    """Part names to correct before openpyxl reads the package, as Excel and LibreOffice read it anyway: Windows
+    backslashes (``xl\\workbook.xml``), and a part whose name differs only in case from the name that the
+    workbook's relationships give it (``xl/SharedStrings.xml`` for ``sharedStrings.xml``)."""
+    names = zf.namelist()
+    renames = {n: n.replace("\\", "/") for n in names if "\\" in n}
+    fixed = {renames.get(n, n) for n in names}
+    by_lower = {renames.get(n, n).lower(): n for n in names}
+    rels = next((n for n in names if renames.get(n, n) == "xl/_rels/workbook.xml.rels"), None)
+    if rels is not None:
+        with zf.open(rels) as fh:
+            for target in re.findall(rb'Target="([^"]+)"', fh.read(1 << 20)):
+                want = target.decode("utf-8", "replace").replace("\\", "/")
+                want = want.lstrip("/") if want.startswith("/") else posixpath.normpath("xl/" + want)
+                if want not in fixed and want.lower() in by_lower:
+                    renames[by_lower[want.lower()]] = want
+    return renames
+
+
+def _workbook_part(zf: Any, renames: dict[str, str]) -> str | None:
+    """The member holding the workbook: ``xl/workbook.xml``, or where the package's relationships put it."""
+    names = zf.namelist()
+    for name in names:
+        if renames.get(name, name) == "xl/workbook.xml":
+            return str(name)
+    root_rels = next((n for n in names if renames.get(n, n) == "_rels/.rels"), None)
+    if root_rels is None:
+        return None
+    with zf.open(root_rels) as fh:
+        rels = fh.read(1 << 20)
+    m = re.search(rb'Type="[^"]*/officeDocument"[^>]*Target="([^"]+)"|Target="([^"]+)"[^>]*Type="[^"]*/officeDocument"',
+                  rels)  # fmt: skip
+    if m is None:
+        return None
+    target = (m.group(1) or m.group(2)).decode("utf-8", "replace").replace("\\", "/").lstrip("/")
+    return next((str(n) for n in names if renames.get(n, n) == target), None)
+
+
+def _rewritten(path: Path, data: bytes, renames: dict[str, str]) -> bytes:
+    """The workbook in ``data`` with its parts renamed (``_renames``) and Strict namespaces mapped to the
+    transitional ones, so that openpyxl reads it. Every part is inflated here, so the whole archive (worksheets
+    too) is first held to the zip guard's budget."""
     import zipfile
 
     check_inflated(path, data, kind="XLSX")
@@ -298,7 +342,7 @@ def _transitional(path: Path, data: bytes) -> bytes:
             if info.filename.endswith((".xml", ".rels")) and _STRICT in part:
                 for strict, transitional in _STRICT_TO_TRANSITIONAL:
                     part = part.replace(strict, transitional)
-            dst.writestr(info.filename, part)
+            dst.writestr(renames.get(info.filename, info.filename), part)
     return out.getvalue()
 
 
