@@ -17,9 +17,22 @@ Writes need ``Authorization: Bearer <KAYNAK_API_TOKEN>`` (403 when none is confi
 
 from __future__ import annotations
 
+from typing import Any
+
 from kaynak.errors import AuthError
 
-from .problems import problem
-from .uploads import safe_relpath
-
 __all__ = ["AuthError", "problem", "safe_relpath"]
+
+
+def __getattr__(name: str) -> Any:
+    """``problem`` and ``safe_relpath`` on first use: importing ``kaynak.api.models`` (the MCP server's output
+    schemas) must not load FastAPI and the ingest package, which would slow ``kaynak mcp``'s start."""
+    if name == "problem":
+        from .problems import problem
+
+        return problem
+    if name == "safe_relpath":
+        from .uploads import safe_relpath
+
+        return safe_relpath
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,13 +10,13 @@ from kaynak.errors import UsageError
 from kaynak.rules import check_filter_value, parse_collections
 from kaynak.vocabulary import MAX_K, MAX_QUERY_CHARS, KeywordRankingName, LanguageName, SearchModeName
 
-from .deps import reject_nul
-
 
 class NoNul(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _no_nul(cls, v: Any, info: Any) -> Any:
+        from .deps import reject_nul  # here: importing these models loads no FastAPI (the MCP server's start)
+
         try:
             return reject_nul(v, info.field_name)
         except UsageError as err:
