@@ -475,7 +475,9 @@ def test_cross_language_rule_fuses_vector_only(store: Store) -> None:
         svc = make_service(store, mixed.name)
         tr_chunk = svc.search("toplanır", mixed.name, mode="keyword", k=1)[0].chunk_id
         en_chunk = svc.search("pump", mixed.name, mode="keyword", k=1)[0].chunk_id
-        question = "When does the owners' meeting take place and what is the manager doing?"
+        # a word of the English document: its postings are English-stemmed (issue 50), so the question's stop words
+        # ('the', 'when') no longer match it as they did when the 'simple' collection left them in
+        question = "When does the owners' meeting take place, and who services the pump?"
         plan = svc.plan(question, mixed.name, mode="hybrid")
         assert plan.query_language == "english" and plan.weights["keyword"] > 0
         cross_language(svc.store, plan, en_chunk)
