@@ -29,6 +29,7 @@ def main() -> None:
         "must_parse",
         "min_recall",
         "pages",
+        "parse_s",
     ]
     for row in rows:
         r = results.get(row["file"])

@@ -27,6 +27,7 @@ LibreOffice runs with a private profile (``-env:UserInstallation``) in batches o
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
 import email
 import email.policy
@@ -180,29 +181,42 @@ def strip_html(text: str) -> tuple[str, list[str]]:
 
 def mail_text(msg: email.message.Message) -> str:
     """Subject, sender, recipients, date and the text a reader sees: text/plain parts, and an HTML part without
-    its tags where its multipart/alternative has no plain part (attachments with a file name are left out)."""
+    its tags where its multipart/alternative has no plain part; an attached message (``message/rfc822``, also
+    when base64-encoded) the same way; other attachments with a file name are left out."""
     out = [str(msg.get(h)) for h in ("Subject", "From", "To", "Cc", "Date") if msg.get(h)]  # values, not names
-    skip: set[int] = set()
-    for part in msg.walk():
-        if part.get_content_type() == "multipart/alternative" and isinstance(part.get_payload(), list):
-            subs = part.get_payload()
-            if any(p.get_content_type() == "text/plain" for p in subs):
-                skip.update(id(p) for p in subs if p.get_content_type() == "text/html")
-    for part in msg.walk():
-        if part.is_multipart() or id(part) in skip:
-            continue
-        ctype = part.get_content_type()
-        if ctype not in ("text/plain", "text/html") or part.get_filename():
-            continue
-        payload = part.get_payload(decode=True) or b""
-        try:
-            text = payload.decode(part.get_content_charset() or "utf-8", errors="replace")
-        except LookupError:
-            text = payload.decode("latin-1")
-        if ctype == "text/html":
-            text = strip_html(text)[0]
-        out.append(text)
+    _mail_body(msg, out)
     return "\n".join(out)
+
+
+def _mail_body(part: email.message.Message, out: list[str]) -> None:
+    ctype = part.get_content_type()
+    if ctype == "message/rfc822":
+        if (part.get("Content-Transfer-Encoding") or "").strip().lower() == "base64":
+            raw = part.get_payload()  # the parser took the base64 text for a message without headers
+            if isinstance(raw, list):
+                raw = raw[0].get_payload() if raw else ""
+            inner = email.message_from_bytes(base64.b64decode(str(raw)), policy=email.policy.compat32)
+            out.append(mail_text(inner))
+        else:
+            for sub in part.get_payload() if isinstance(part.get_payload(), list) else []:
+                out.append(mail_text(sub))
+        return
+    if part.is_multipart():
+        subs = part.get_payload()
+        plain = ctype == "multipart/alternative" and any(p.get_content_type() == "text/plain" for p in subs)
+        for sub in subs:
+            if plain and sub.get_content_type() == "text/html":
+                continue
+            _mail_body(sub, out)
+        return
+    if ctype not in ("text/plain", "text/html") or part.get_filename():
+        return
+    payload = part.get_payload(decode=True) or b""
+    try:
+        text = payload.decode(part.get_content_charset() or "utf-8", errors="replace")
+    except LookupError:
+        text = payload.decode("latin-1")
+    out.append(strip_html(text)[0] if ctype == "text/html" else text)
 
 
 def slide_titles(odp: Path) -> list[str]:
