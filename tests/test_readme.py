@@ -54,3 +54,13 @@ def test_quick_start_main_job_runs(env: dict[str, str], tmp_path: Path) -> None:
         outputs.append(proc.stdout)
     assert "kat-mulkiyeti" in outputs[1]
     assert "hyphen" in outputs[2].lower()
+
+
+def test_every_setting_is_documented() -> None:
+    """Every setting (``kaynak.config.Settings``) has its ``KAYNAK_*`` row in the README's settings table, so the
+    table cannot drift from the code again."""
+    from kaynak.config import Settings
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in Settings.model_fields if f"`KAYNAK_{name.upper()}`" not in readme]
+    assert not missing, f"settings without a README row: {missing}"
