@@ -78,7 +78,7 @@ def page_get(
 async def documents_upload(
     name: str,
     ctx: Ctx,
-    files: Annotated[list[UploadFile], File(description="One or more documents (pdf, md, txt, html, docx).")],
+    files: Annotated[list[UploadFile], File(description="One or more documents, of any type kaynak reads.")],
     language: Annotated[LanguageName | None, Form()] = None,
     embedder: Annotated[str | None, Form(max_length=200)] = None,
 ) -> JSONResponse:
