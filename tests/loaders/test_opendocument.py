@@ -255,3 +255,21 @@ def test_list_labels_from_libreoffice_templates_and_ordinals(tmp_path: Path) -> 
     )
     doc = load(write(tmp_path, "word.odt", odf_zip("text", body, "Liste", styles)))
     assert doc.pages[0].text.split("\n\n") == ["1st bir", "1st.1someText iki", "2nd üç", "01. dört"]
+
+
+def test_numbered_headings_keep_their_outline_number(tmp_path: Path) -> None:
+    """odfpy's manual numbers its headings through text:outline-style ("2.1 Example"), as its table of contents
+    shows; a heading style without a number format adds nothing."""
+    styles = (
+        '<text:outline-style style:name="Outline"><text:outline-level-style text:level="1" style:num-format="1" '
+        'style:num-suffix=" "/><text:outline-level-style text:level="2" style:num-format="1" '
+        'text:display-levels="2"/></text:outline-style>'
+    )
+    body = (
+        '<text:h text:outline-level="1">Giriş</text:h><text:p>a</text:p>'
+        '<text:h text:outline-level="1">Kurul</text:h><text:h text:outline-level="2">Toplantı</text:h>'
+        "<text:p>Kurul yılda bir toplanır.</text:p>"
+    )
+    doc = load(write(tmp_path, "numara.odt", odf_zip("text", body, "Numara", styles)))
+    page = doc.pages[0]
+    assert page.section_at(page.text.index("Kurul yılda")) == "2 Kurul › 2.1 Toplantı"

@@ -295,6 +295,7 @@ def inline_text(el: Element, notes: list[str] | None = None, depth: int = 0, bre
 
 # ---------------------------------------------------------------------------------------------- text documents
 LOEXT = "{urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0}"
+_OUTLINE = "\x00outline"  # the key of the headings' numbering (text:outline-style) among the list styles
 
 
 class _LevelFormat(NamedTuple):
@@ -310,11 +311,13 @@ def _list_formats(*docs: Element | None) -> dict[str, dict[int, _LevelFormat]]:
     """List style name → level → how its items are numbered (numbered levels only; bullets are not text)."""
     out: dict[str, dict[int, _LevelFormat]] = {}
     for doc in docs:
-        for style in doc.iter(TEXT + "list-style") if doc is not None else ():
+        styles = [*doc.iter(TEXT + "list-style"), *doc.iter(TEXT + "outline-style")] if doc is not None else []
+        for style in styles:
             levels: dict[int, _LevelFormat] = {}
             for lvl in style:
                 raw = lvl.get(TEXT + "level") or ""
-                if lvl.tag != TEXT + "list-level-style-number" or not raw.isdigit():
+                numbered = (TEXT + "list-level-style-number", TEXT + "outline-level-style")
+                if lvl.tag not in numbered or not raw.isdigit():
                     continue
                 start = lvl.get(TEXT + "start-value") or "1"
                 display = lvl.get(TEXT + "display-levels") or "1"
@@ -326,7 +329,8 @@ def _list_formats(*docs: Element | None) -> dict[str, dict[int, _LevelFormat]]:
                     int(display) if display.isdigit() else 1,
                     lvl.get(LOEXT + "num-list-format") or "",
                 )
-            out[style.get(STYLE + "name") or ""] = levels
+            name = _OUTLINE if style.tag == TEXT + "outline-style" else style.get(STYLE + "name") or ""
+            out[name] = levels
     return out
 
 
@@ -385,6 +389,7 @@ class _Numbering:
     def __init__(self, formats: dict[str, dict[int, _LevelFormat]]) -> None:
         self.formats = formats
         self.last: dict[tuple[str, int], int] = {}
+        self.outline: dict[int, int] = {}
 
     def open(self, el: Element, outer: _ListState | None) -> _ListState:
         style = el.get(TEXT + "style-name") or (outer.style if outer else "")
@@ -395,6 +400,28 @@ class _Numbering:
         cont = el.get(TEXT + "continue-numbering") == "true" or el.get(TEXT + "continue-list") is not None
         count = self.last.get((style, level), start - 1) if cont else start - 1
         return _ListState(style, level, formats, count)
+
+    def heading(self, el: Element, level: int) -> str:
+        """A numbered heading's number ("2.1"), from the outline style; its counters run through the document."""
+        formats = self.formats.get(_OUTLINE, {})
+        if el.get(TEXT + "is-list-header") == "true" or not formats.get(level) or not formats[level].fmt:
+            return ""
+        start = el.get(TEXT + "start-value") or ""
+        if start.isdigit():
+            self.outline[level] = int(start)
+        elif el.get(TEXT + "restart-numbering") == "true":
+            self.outline[level] = formats[level].start
+        else:
+            self.outline[level] = self.outline.get(level, formats[level].start - 1) + 1
+        for deeper in [k for k in self.outline if k > level]:
+            del self.outline[deeper]
+        fmt = formats[level]
+        shown = range(max(1, level - fmt.display + 1), level + 1)
+        numbers = [
+            _format_number(self.outline.get(k, (formats.get(k) or fmt).start), (formats.get(k) or fmt).fmt)
+            for k in shown
+        ]
+        return fmt.prefix + ".".join(n for n in numbers if n) + fmt.suffix.rstrip()
 
     def close(self, state: _ListState) -> None:
         self.last[(state.style, state.level)] = state.count
@@ -490,9 +517,10 @@ class _TextWalker:
                 text = text.replace(mark, "", 1)
             if not parts[0].strip() and len(parts) > 1:
                 self.b.page_break()
+            number = self.numbering.heading(el, level) if el.tag == TEXT + "h" else ""
             if self.first_title is None and level == 1:
                 self.first_title = collapse_whitespace(text)
-            self.b.heading(level, text)
+            self.b.heading(level, f"{number} {text.lstrip()}" if number else text)
             if len(parts) > 1 and parts[0].strip():
                 self.b.page_break()
         else:
