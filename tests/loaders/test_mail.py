@@ -275,3 +275,17 @@ def test_mbox_unquoted_from_in_a_body_does_not_split_the_message() -> None:
     assert part.title == "unquoted From in body; extra info on From line"
     assert part.pages[0].text.endswith("Hello\n\nFrom time to time")
     assert part.metadata["date"].startswith("2022-08-07T11:40:37")  # from the From line, no time zone
+
+
+def test_an_attached_picture_without_text_does_not_make_the_message_partial() -> None:
+    from kaynak.ingest.workers import Parsed, ParseTask, parse_file
+    from kaynak.loaders.ocr import tesseract_info
+
+    if tesseract_info() is None:  # then the picture is not read, and that is a warning
+        pytest.skip("Tesseract is not installed")
+    path = WORLD / "tika" / "testEmailWithPNGAtt.eml"  # a photo (Tika's testPNG.png) attached
+    parsed = parse_file(ParseTask(str(path), 10 * 2**20, None, 1000, 100))
+    assert isinstance(parsed, Parsed) and parsed.warnings == []
+    assert parsed.title == "Test Attachment Email"
+    assert parsed.metadata["attachments"] == ["testPNG.png"]
+    assert parsed.metadata["attachments_without_text"] == ["testPNG.png"]

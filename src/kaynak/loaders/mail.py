@@ -29,7 +29,7 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from kaynak.errors import CorruptFile, LoaderError
+from kaynak.errors import CorruptFile, LoaderError, NoText, OcrUnavailable
 from kaynak.types import LoadedDocument, Page
 
 from .common import MAX_TITLE, TextBuilder, collapse_whitespace
@@ -99,6 +99,7 @@ class _Reader:
         self.bodies: list[str] = []
         self.attachments: list[tuple[str, LoadedDocument]] = []
         self.names: list[str] = []
+        self.without_text: list[str] = []  # attachments read that hold no text (a photo, a logo)
 
     def read(self, msg: Message) -> None:
         stack: list[tuple[Message, int]] = [(msg, 0)]
@@ -169,6 +170,12 @@ class _Reader:
             return
         try:
             doc = loader_for(name)(Path(name), payload, self.options)
+        except NoText as err:
+            if isinstance(err, OcrUnavailable):  # a scan that was not read: text is missing
+                self.warnings.append(f"{self.where}: attachment {name!r} could not be read ({err.reason})")
+            else:  # a photo, a logo, an empty file: nothing was lost
+                self.without_text.append(name)
+            return
         except LoaderError as err:
             self.warnings.append(f"{self.where}: attachment {name!r} could not be read ({err.reason})")
             return
@@ -294,6 +301,8 @@ def read_message(msg: Message, options: Any, where: str) -> tuple[LoadedDocument
         metadata["message_id"] = message_id[:300]
     if reader.names:
         metadata["attachments"] = reader.names[:MAX_ATTACHMENTS]
+    if reader.without_text:
+        metadata["attachments_without_text"] = reader.without_text[:MAX_ATTACHMENTS]
     metadata["has_text"] = any(any(ch.isalnum() for ch in b) for b in reader.bodies)
     for defect in list(getattr(msg, "defects", []))[:3]:
         reader.warnings.append(f"{where}: {type(defect).__name__}")
