@@ -452,6 +452,19 @@ def test_paths_only_to_admins_and_audit_ids_are_the_servers(http: TestClient, ct
         assert doc["origin"] is None and doc["source"] == "doc0.md"
         listed = http.get(f"/v1/collections/{a}/documents", headers=team.auth(role)).json()["documents"]
         assert listed and all(d["origin"] is None for d in listed)
+    store = ctx.store
+    col = store.get_collection(a)
+    root = str(Path(shown["origin"]).parent)
+    store.remember_source(col, root)
+    try:  # a collection's folders: in full to its admins, by their last name to everyone else
+        full = http.get(f"/v1/collections/{a}/status", headers=team.auth("admin_all")).json()
+        assert [r["root"] for r in full["roots"]] == [root]
+        for role in ("reader_a", "star"):
+            status = http.get(f"/v1/collections/{a}/status", headers=team.auth(role)).json()
+            assert [r["root"] for r in status["roots"]] == [Path(root).name], status
+    finally:
+        with store.pool.connection() as conn:
+            conn.execute("DELETE FROM collection_sources WHERE collection_id = %s", (col.id,))
     started = datetime.now(UTC)
     headers = {**team.auth("writer_a"), "X-Request-ID": "trace-53"}
     files = [("files", ("iz.md", b"Iz metni.", "text/markdown"))]
