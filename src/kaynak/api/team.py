@@ -3,15 +3,21 @@ trail of writes, request ids and one JSON log line per request (docs/adr/0024-te
 
 ``TeamGate`` is the app's outermost ASGI layer. For every HTTP request it
 
-1. gives the request an id (a sane ``X-Request-ID`` from the client, else a new one), returned in the
-   ``X-Request-ID`` header and added to every problem+json body;
-2. resolves the caller's ``Access`` from ``Authorization: Bearer`` (``Team.resolve``): ``KAYNAK_API_TOKEN`` (all
+1. gives the request an id of its own (a sane client ``X-Request-ID`` is kept beside it as ``client_request_id``
+   and echoed as ``X-Client-Request-ID``), returned in ``X-Request-ID`` and added to every problem+json body;
+2. checks Host and Origin (``kaynak.api.limits.check_host``) before it looks at any token, so a request from a
+   DNS-rebinding page or another site costs no one's budget; refuses two ``Authorization`` headers;
+3. resolves the caller's ``Access`` from ``Authorization: Bearer`` (``Team.resolve``): ``KAYNAK_API_TOKEN`` (all
    rights, everywhere), ``KAYNAK_READ_TOKEN`` (reads everywhere), a token of ``kaynak tokens create`` (looked up
    by its SHA-256; revoked and expired ones refused), or none (reads open only while no read token is set and no
-   token was ever created). Wrong tokens count against the client address (brute force: 429);
-3. spends the caller's search or upload budget (429 with ``Retry-After`` when it is spent);
-4. after the answer: request metrics (``kaynak.api.observe``) and one JSON line on the ``kaynak.requests`` log
-   (never the query string, never a token).
+   token was ever created). A valid token always passes; wrong tokens count against the client address, and
+   past its budget get 429, answered a second late (docs/adr/0037-team-leaks.md);
+4. spends the caller's search or upload budget (429 with ``Retry-After`` when it is spent): searches, MCP
+   requests and event streams (at most ``MCP_STREAMS_PER_CALLER`` open, each closed after ``MCP_STREAM_MAX_S``)
+   and PDF page images share the search budget;
+5. after the answer: request metrics (``kaynak.api.observe``), one JSON line on the ``kaynak.requests`` log (never
+   the query string, never a token; control, separator and bidi characters escaped) and, for a refused write, an
+   audit entry (``refused``). API answers carry ``Cache-Control: no-store``.
 
 Routes reach the services only through ``get_context`` (``kaynak.api.deps``), which hands out a ``CallerContext``:
 its ``search`` reads through a store view limited to the caller's read scope (``kaynak.store.scoped``), its
