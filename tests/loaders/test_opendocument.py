@@ -273,3 +273,12 @@ def test_numbered_headings_keep_their_outline_number(tmp_path: Path) -> None:
     doc = load(write(tmp_path, "numara.odt", odf_zip("text", body, "Numara", styles)))
     page = doc.pages[0]
     assert page.section_at(page.text.index("Kurul yılda")) == "2 Kurul › 2.1 Toplantı"
+
+
+def test_embedded_objects_are_read_and_a_doctype_in_one_does_not_fail_the_file() -> None:
+    """Tika's testODFwithOOo3.odt (OpenOffice.org 3): an embedded spreadsheet, and a formula object whose
+    content.xml carries ``<!DOCTYPE math:math ... "math.dtd">`` (it failed the whole file)."""
+    doc = load(WORLD / "tika" / "testODFwithOOo3.odt")
+    text = "\n".join(p.text for p in doc.pages)
+    assert "Number | Name\n1 | one embedded\n2 | two embedded" in text
+    assert "1. First item" in text and "Bibliography" in text

@@ -31,6 +31,7 @@ flat ODF, or an OOXML/OLE file under an ODF name, says what it is.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -84,11 +85,13 @@ def _resolver(path: Path, zf: Any) -> Callable[[str], Element | None]:
     def resolve(name: str) -> Element | None:
         if name not in cache and len(cache) < _MAX_OBJECTS:
             member = f"{name}/content.xml"
-            cache[name] = (
-                parse_xml_bytes(path, read_member(path, zf, member, _KIND), member, _KIND)
-                if has_member(zf, member)
-                else None
-            )
+            cache[name] = None
+            if has_member(zf, member):
+                raw = read_member(path, zf, member, _KIND)
+                # an object OpenOffice.org wrote may carry a bare DOCTYPE (its formulas: math.dtd); an object that
+                # cannot be read (entities, broken XML) is left out, the document is still read
+                with contextlib.suppress(CorruptFile):
+                    cache[name] = parse_xml_bytes(path, raw, member, _KIND, allow_doctype=True)
         return cache.get(name)
 
     return resolve
