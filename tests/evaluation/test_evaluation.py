@@ -368,6 +368,19 @@ def test_compare_question_reports_with_groups(tmp_path: Path) -> None:
     assert any(d.metric == "tr: page hit@1" and not d.regression for d in diffs)
 
 
+def test_compare_counts_more_flagged_answerable_questions_as_worse(tmp_path: Path) -> None:
+    a = _fake_questions_report("q.jsonl", 0.8, 1.0)
+    b = _fake_questions_report("q.jsonl", 0.8, 1.0)
+    a["modes"][0]["metrics"].update({"ngm answerable": 0.02, "ngm unanswerable": 0.5})
+    b["modes"][0]["metrics"].update({"ngm answerable": 0.10, "ngm unanswerable": 0.9})
+    diffs, _ = compare_reports(a, b)
+    regs = {d.metric for d in diffs if d.regression}
+    assert "ngm answerable" in regs and "ngm unanswerable" not in regs
+    diffs, _ = compare_reports(b, a)
+    regs = {d.metric for d in diffs if d.regression}
+    assert "ngm answerable" not in regs and "ngm unanswerable" in regs
+
+
 # ---------------------------------------------------------------------- through the services
 @pytest.fixture(scope="module")
 def services_ready() -> None:

@@ -406,7 +406,8 @@ def compare_reports(
         qa, qb = _quality(ma[mode]), _quality(mb[mode])
         for n in dict.fromkeys([*qa, *qb]):
             va, vb = qa.get(n), qb.get(n)
-            reg = va is not None and vb is not None and vb < va - tolerance
+            lower = n.endswith(LOWER_IS_BETTER)
+            reg = va is not None and vb is not None and (vb > va + tolerance if lower else vb < va - tolerance)
             diffs.append(Difference(mode, n, va, vb, reg))
         for p in ("p50", "p95"):
             va = ma[mode].get("latency_ms", {}).get(p)
@@ -414,6 +415,10 @@ def compare_reports(
             reg = va is not None and vb is not None and vb > va * (1 + latency_tolerance) and vb - va >= 2.0
             diffs.append(Difference(mode, f"latency {p} ms", va, vb, reg))
     return diffs, warnings
+
+
+# metrics where less is better: no_good_match raised on answerable questions (a real answer hidden)
+LOWER_IS_BETTER = ("ngm answerable",)
 
 
 def _quality(row: dict[str, Any]) -> dict[str, float]:
