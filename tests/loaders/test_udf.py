@@ -73,3 +73,19 @@ def test_udf_header_and_footer_are_read_once() -> None:
     assert text.endswith("AB12CD3 doğrulama koduyla ulaşabilirsiniz.")  # the footer after it
     assert "Asıl alacak | 12.500,00 TL" in text and doc.title == "İSTANBUL 7. İCRA DAİRESİ"
     assert "\u200b" not in text
+
+
+def test_udf_offsets_count_utf16_units(tmp_path: Path) -> None:
+    # The UYAP editor (Java) counts offsets in UTF-16 code units: a character outside the BMP counts two, so
+    # reading them as characters shifted every paragraph after it.
+    pool = "Ek 📎 listesi\nİkinci paragraf burada.\n"
+    first = len("Ek 📎 listesi".encode("utf-16-le")) // 2  # 13 units, 12 characters
+    second = len("İkinci paragraf burada.")
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8" ?><template format_id="1.8"><content><![CDATA['
+        + pool
+        + f']]></content><elements><paragraph><content startOffset="0" length="{first}"/></paragraph>'
+        f'<paragraph><content startOffset="{first + 1}" length="{second}"/></paragraph></elements></template>'
+    )
+    doc = load(write(tmp_path, "ek.udf", _with_content(xml)))
+    assert doc.pages[0].text == "Ek 📎 listesi\n\nİkinci paragraf burada." and doc.warnings == []

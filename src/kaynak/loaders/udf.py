@@ -35,9 +35,14 @@ MAX_HEADING = 120
 
 
 class _Pool:
+    """The text pool. Offsets count UTF-16 code units (the UYAP editor is a Java program): the same as characters
+    unless the text holds characters outside the Basic Multilingual Plane (an emoji, 𝑥), which count two."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.bad = 0
+        self.u16 = text.encode("utf-16-le", "surrogatepass") if any(ord(ch) > 0xFFFF for ch in text) else None
+        self.units = len(self.u16) // 2 if self.u16 is not None else len(text)
 
     def slice(self, el: Element) -> str:
         try:
@@ -46,9 +51,11 @@ class _Pool:
         except ValueError:
             self.bad += 1
             return ""
-        if start < 0 or length < 0 or start + length > len(self.text):
+        if start < 0 or length < 0 or start + length > self.units:
             self.bad += 1
             return ""
+        if self.u16 is not None:
+            return self.u16[2 * start : 2 * (start + length)].decode("utf-16-le", "replace")
         return self.text[start : start + length]
 
 
