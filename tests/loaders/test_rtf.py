@@ -83,3 +83,18 @@ def test_rtf_stray_destination_marker_inside_a_group() -> None:
     doc = load(WORLD / "testRTFIgnoredControlWord.rtf")
     assert doc.pages[0].text == "The quick brown fox jumps over the lazy dog"
     assert doc.title == "test rft document"
+
+
+def test_rtf_footnotes_after_the_page_comments_marked_headers_footers_once() -> None:
+    """A footnote (``{\\footnote …}``) was read in the middle of the sentence citing it; a comment
+    (``\\annotation``), the header and the footer were dropped."""
+    doc = load(WORLD / "testRTFVarious.rtf")
+    text = doc.pages[0].text
+    assert text.startswith("Footnote appears here[1]\n")
+    tail = "\n[1] This is a footnote.\n\nHeaders and footers\n\nThis is the header text.\n\nThis is the footer text."
+    assert text.endswith(tail) and text.count("This is the header text.") == 1
+    assert doc.pages[0].section_at(text.index("This is the footer text.")) == "Headers and footers"
+    assert doc.title == "Footnote appears here"
+    comment = load(WORLD / "testComment.rtf")
+    assert comment.pages[0].text == "Here is some text.\n\n[Comment (A): Here is a comment]"
+    assert comment.title == "Here is some text."

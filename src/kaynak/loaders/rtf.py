@@ -4,12 +4,14 @@ Text comes from the document's groups in order: ``\\par`` ends a paragraph, ``\\
 tab, table cells (``\\cell``) join as ``cell | cell`` and ``\\row`` ends a row; ``\\page`` (and a section break with
 ``\\sbkpage``) starts a new page. Bytes written as ``\\'hh`` are decoded with the code page in force: the current
 font's ``\\fcharset`` (162 = Turkish → Windows-1254, 204 = Cyrillic, …) or the document's ``\\ansicpgN`` (1254 for
-Turkish documents); ``\\uN`` escapes give the character N and skip their ``\\ucN`` fallback characters. Headings
-are paragraphs with ``\\outlinelevelN`` or a style named ``heading N`` / ``Başlık N``. List numbers and bullets
-are kept as Word shows them (``\\listtext``/``\\pntext``: "1.", "a)", "•"). Not text: the font, colour,
-style and list tables, ``\\info`` (its ``\\title`` becomes the title), pictures, objects, headers and footers,
-field instructions (their results are read), and any ``\\*`` destination kaynak does not know.
-"""
+Turkish documents); ``\\uN`` escapes give the character N and skip their ``\\ucN`` fallback characters. Headings are
+paragraphs with ``\\outlinelevelN`` or a style named ``heading N`` / ``Başlık N``. A footnote leaves its mark
+("[1]") in the text and follows the page's text as "[1] text"; a comment (``\\annotation``) follows the paragraph it
+is anchored in as "[Comment (author): text]"; headers and footers come once for the document, at its end, under
+"Headers and footers". List numbers and bullets are kept as Word shows them
+(``\\listtext``/``\\pntext``: "1.", "a)", "•"). Not text: the font, colour, style and list tables, ``\\info`` (its
+``\\title`` becomes the title), pictures, objects, field instructions (their results are read),
+and any ``\\*`` destination kaynak does not know."""
 
 from __future__ import annotations
 
@@ -26,8 +28,7 @@ _TOKEN = re.compile(
 )
 _SKIP_DESTINATIONS = frozenset(
     {
-        b"fonttbl", b"colortbl", b"stylesheet", b"info", b"pict", b"object", b"header", b"headerl", b"headerr",
-        b"headerf", b"footer", b"footerl", b"footerr", b"footerf", b"themedata", b"colorschememapping",
+        b"fonttbl", b"colortbl", b"stylesheet", b"info", b"pict", b"object", b"themedata", b"colorschememapping",
         b"latentstyles", b"datastore", b"xmlnstbl", b"listtable", b"listoverridetable", b"rsidtbl", b"generator",
         b"fldinst", b"bkmkstart", b"bkmkend", b"filetbl", b"revtbl", b"pgdsctbl", b"mmathPr", b"wgrffmtfilter",
         b"nonshppict", b"shppict", b"blipuid", b"xmlopen", b"xmlclose", b"protusertbl",
@@ -39,6 +40,10 @@ _CHARSETS = {
     161: "cp1253", 162: "cp1254", 163: "cp1258", 177: "cp1255", 178: "cp1256", 186: "cp1257", 204: "cp1251",
     222: "cp874", 238: "cp1250",
 }  # fmt: skip
+_HEADERS_FOOTERS = frozenset(
+    {b"header", b"headerl", b"headerr", b"headerf", b"footer", b"footerl", b"footerr", b"footerf"}
+)
+_CAPTURED = frozenset({b"footnote", b"annotation", b"atnauthor"})
 _SYMBOL_BULLETS = frozenset({0xB7, 0xA7, 0xA8, 0x6C, 0x6E, 0x71, 0xD8, 0xFC, 0x76})
 _HEADING_NAME = re.compile(r"^(heading|başlık|baslik)\s*(\d)", re.I)
 MAX_DEPTH = 1000
@@ -111,6 +116,14 @@ class _Reader:
         self.row: list[str] = []  # the cells of the table row being read
         self.in_table = False  # inside a table row: \\intbl, \\trowd or a \\cell seen since the last \\row
         self.nest: list[str] = []  # the cells of a nested table's row (\\nestcell), joined into the outer cell
+        self.captures: list[tuple[int, str, list[str]]] = []  # footnote/comment groups: (depth, kind, outer text)
+        self.notes: list[str] = []  # the current page's footnotes, written after its text
+        self.footnotes = 0
+        self.marked = False  # a \\chftn mark was written for the next footnote
+        self.author = ""
+        self.comments: list[str] = []  # comments anchored in the paragraph being read, written after it
+        self.headers_footers: list[str] = []  # each distinct header and footer text, once for the document
+        self.body_headings: list[tuple[int, str]] = []
         self.level: int | None = None
         self.pending = bytearray()
         self.pending_codec = self.default
@@ -135,7 +148,7 @@ class _Reader:
             self.pending.clear()
 
     def end_paragraph(self) -> None:
-        if self.in_table:  # a paragraph inside a table cell: the cell goes on
+        if self.in_table or self.captures:  # a paragraph inside a table cell or a footnote: it goes on
             self.para.append(" ")
             return
         text = self.text()
@@ -143,6 +156,12 @@ class _Reader:
             self.builder.heading(self.level, text)
         else:
             self.builder.block(text)
+        self.flush_comments()
+
+    def flush_comments(self) -> None:
+        for comment in self.comments:
+            self.builder.block(comment)
+        self.comments = []
 
     def run(self) -> None:  # noqa: C901  (one flat dispatch over RTF's control words)
         state = _State()
@@ -168,6 +187,8 @@ class _Reader:
             if brace == b"}":
                 if stack:
                     state = stack.pop()
+                while self.captures and len(stack) < self.captures[-1][0]:
+                    self.end_capture()
                 dest_next = False
                 skip_chars = 0
                 continue
@@ -211,6 +232,12 @@ class _Reader:
                 continue
             if word is None:
                 continue  # bare newlines in the source are not text
+            if (word in _CAPTURED or word in _HEADERS_FOOTERS) and not state.skip:
+                self.flush_bytes()
+                self.captures.append((len(stack), word.decode(), self.para))
+                self.para = []
+                dest_next = False
+                continue
             if word in (b"listtext", b"pntext"):
                 state.listtext = True
                 dest_next = False
@@ -259,9 +286,16 @@ class _Reader:
                 self.nest.append(collapse_whitespace(self.text()))
             elif word == b"page":
                 self.end_paragraph()
+                self.flush_notes()
                 self.builder.page_break()
             elif word == b"sbkpage":
+                self.flush_notes()
                 self.builder.page_break()
+            elif word == b"chftn":
+                if not self.captures:  # the mark in the text; the footnote repeats it at its start
+                    self.footnotes += 1
+                    self.marked = True
+                    self.para.append(f"[{self.footnotes}]")
             elif word in (b"emdash", b"endash"):
                 self.para.append("—" if word == b"emdash" else "–")
             elif word in (b"lquote", b"rquote"):
@@ -274,12 +308,47 @@ class _Reader:
             if "".join(self.para).strip():
                 self.row.append(collapse_whitespace(self.text()))
             self.end_row()
+        while self.captures:  # a cut file: its open footnote or comment
+            self.end_capture()
         self.end_paragraph()
+        self.flush_notes()
+        self.body_headings = list(self.builder.headings)
+        if self.headers_footers:
+            self.builder.heading(1, "Headers and footers")
+            for text in self.headers_footers:
+                self.builder.block(text)
+
+    def end_capture(self) -> None:
+        """A footnote's text goes after the page (its mark stays in the text), a comment's right where it is
+        anchored, marked as a comment."""
+        _, kind, outer = self.captures.pop()
+        text = collapse_whitespace(self.text())
+        self.para = outer
+        if kind.encode() in _HEADERS_FOOTERS:
+            if text and text not in self.headers_footers:
+                self.headers_footers.append(text)
+        elif kind == "atnauthor":
+            self.author = text
+        elif kind == "annotation" and text:
+            self.comments.append(f"[Comment ({self.author}): {text}]" if self.author else f"[Comment: {text}]")
+        elif kind == "footnote":
+            if not self.marked:
+                self.footnotes += 1
+                self.para.append(f"[{self.footnotes}]")
+            self.marked = False
+            if text:
+                self.notes.append(f"[{self.footnotes}] {text}")
+
+    def flush_notes(self) -> None:
+        for note in self.notes:
+            self.builder.block(note, sep="\n")
+        self.notes = []
 
     def end_row(self) -> None:
         cells, self.row, self.in_table = self.row, [], False
         if any(cells):
             self.builder.block(" | ".join(cells), sep="\n")
+        self.flush_comments()
 
 
 def load_rtf(path: Path, data: bytes) -> LoadedDocument:
@@ -292,8 +361,8 @@ def load_rtf(path: Path, data: bytes) -> LoadedDocument:
     metadata = {"format": "rtf", "codepage": reader.default, "page_count": len(pages)}
     title = (
         meaningful_title(_info_title(data, reader.default))
-        or (reader.builder.headings[0][1] if reader.builder.headings else None)
-        or first_line_title(pages[0].text, max_len=120)
+        or (reader.body_headings[0][1] if reader.body_headings else None)
+        or first_line_title(re.sub(r"\[\d+\]", "", pages[0].text), max_len=120)
         or stem_title(path)
     )
     return LoadedDocument(title=title, pages=pages, metadata=metadata, warnings=warnings)
