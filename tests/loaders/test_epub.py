@@ -127,3 +127,19 @@ def test_libreoffice_epub_without_heading_styles_is_not_section_1_everywhere() -
     assert _section(doc, "Bu rehber kurulun") == "Giriş"
     assert _section(doc, "Yönetici kararları") == "Yönetici"
     assert doc.title != "Unknown Title" and "author" not in doc.metadata
+
+
+def test_navigation_document_in_the_spine_is_a_page(tmp_path: Path) -> None:
+    """A book whose spine lists its own contents page (epub.js's alice_without_cover.epub): a reader shows it."""
+    data = _epub("<p>Metin.</p>", '<li><a href="c1.xhtml">Birinci</a></li>')
+    data = replace_member(
+        data,
+        "OEBPS/content.opf",
+        b'<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata '
+        b'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Rehber</dc:title></metadata><manifest>'
+        b'<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>'
+        b'<item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+        b'<spine><itemref idref="nav"/><itemref idref="c1"/></spine></package>',
+    )
+    doc = load(write(tmp_path, "icindekiler.epub", data))
+    assert [p.text for p in doc.pages] == ["Birinci", "Metin."]

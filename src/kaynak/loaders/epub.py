@@ -293,6 +293,7 @@ def load_epub(path: Path, data: bytes) -> LoadedDocument:
         if any(s in locked for s in spine):
             raise EncryptedFile(path, "EPUB book is encrypted (DRM); kaynak can read only books without DRM")
     toc = _toc(path, zf, opf_dir, manifest)
+    navs = {href for href, _, props in manifest.values() if "nav" in props.split()}
     titles = toc.titles
     css = "\n".join(
         read_member(path, zf, href, _KIND).decode("utf-8", "replace")
@@ -311,6 +312,8 @@ def load_epub(path: Path, data: bytes) -> LoadedDocument:
             continue
         try:
             raw = read_member(path, zf, href, _KIND)
+            if href in navs:  # the navigation document as a page of the book: its contents list is what it shows
+                raw = re.sub(rb"<(/?)(?:nav|header)\b", rb"<\1div", raw)
             if classes or toc.anchors.get(href):
                 with contextlib.suppress(RecursionError):  # nested too deep to rewrite: read as it is
                     raw = _with_headings(raw, classes, ranks, toc.anchors.get(href, []))
