@@ -33,6 +33,7 @@ from testkit.servers import running
 
 INSPECTOR = os.environ.get("MCP_INSPECTOR_BIN", "")
 NODE_DIR = os.environ.get("MCP_INSPECTOR_NODE", "")
+SEARCH_WITH_LIMIT = ("--tool-arg", "query=toplantı", "--tool-arg", "limit=3")
 
 
 def _node_major(env: dict[str, str]) -> int:
@@ -91,10 +92,10 @@ def check(env: dict[str, str], target: list[str], collection: str) -> None:
     )
     assert not page.get("isError") and len(page["structuredContent"]["text"]) == 50
     assert page["structuredContent"]["next_offset"] == 50
-    assert page["content"][0]["text"] == json.dumps(page["structuredContent"], ensure_ascii=False, separators=(",", ":"))
+    compact = json.dumps(page["structuredContent"], ensure_ascii=False, separators=(",", ":"))
+    assert page["content"][0]["text"] == compact
     refused = subprocess.run(
-        [INSPECTOR, "--cli", *target, "--method", "tools/call", "--tool-name", "search"]
-        + ["--tool-arg", "query=toplantı", "--tool-arg", "limit=3"],
+        [INSPECTOR, "--cli", *target, "--method", "tools/call", "--tool-name", "search", *SEARCH_WITH_LIMIT],
         capture_output=True,
         text=True,
         env=env,
