@@ -202,3 +202,9 @@ def test_xlsx_part_names_as_excel_forgives_them(tmp_path: Path) -> None:
                     '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Kurul kararı</t></is></c></row></sheetData>'
                     "</worksheet>")  # fmt: skip
     assert load(write(tmp_path, "minimal.xlsx", minimal.getvalue())).pages[0].text == "Karar\n\nKurul kararı"
+
+
+def test_xlsx_cell_comments_marked_after_the_rows() -> None:
+    """testComment.xlsx: a cell's comment (note) was not read; it follows the sheet's rows, marked with its cell."""
+    doc = load(WORLD / "testComment.xlsx")
+    assert doc.pages[0].text == "Sheet1\n\nHere is some text\n[Comment on A1: Author: Here is a comment]"

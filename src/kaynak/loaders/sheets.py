@@ -8,10 +8,11 @@ decrypted (kaynak.loaders.ooxmlcrypt); one with a password the person set is Enc
 mapped to the transitional ones, within the zip guard's inflation budget; so are part names Excel forgives
 (backslashes, a part named in another case than its relationship says, a workbook outside ``xl/``). A row becomes
 one line a question can match: with a header row (the first non-empty row, when it is all text), ``Header: value;
-Header: value``; without one, ``value | value``. Empty rows and cells are skipped; formulas give their cached value
-(openpyxl ``data_only``), never the formula. A workbook is read up to ``MAX_CELLS`` non-empty cells and
-``MAX_COLUMNS`` columns a row; past that, the rest of the sheet is left out with a warning naming it, so a sheet of
-a million rows costs bounded time and memory (its XML is streamed: the zip guard leaves worksheets to this cap).
+Header: value``; without one, ``value | value``. A cell's comment (note) follows the sheet's rows as "[Comment on
+B2: text]". Empty rows and cells are skipped; formulas give their cached value (openpyxl ``data_only``), never the
+formula. A workbook is read up to ``MAX_CELLS`` non-empty cells and ``MAX_COLUMNS`` columns a row; past that, the
+rest of the sheet is left out with a warning naming it, so a sheet of a million rows costs bounded time and memory
+(its XML is streamed: the zip guard leaves worksheets to this cap).
 
 CSV/TSV bytes are decoded like text files (UTF-8 with or without BOM, UTF-16, Windows-1254; nothing else); ``.tsv``
 is tab-separated, a ``.csv`` delimiter is the one of ``, ; TAB |`` that splits the first lines most consistently. A
@@ -104,6 +105,12 @@ class SheetText:
         self.builder.block(line, sep="\n")
         return True
 
+    def note(self, text: str) -> None:
+        """A line that is not a row (a cell comment), after the rows."""
+        if text.strip():
+            self.rows += 1
+            self.builder.block(text, sep="\n")
+
     def page(self, number: int) -> Page | None:
         if not self.rows:
             return None
@@ -181,7 +188,7 @@ def load_xlsx(path: Path, data: bytes) -> LoadedDocument:
     try:
         with warnings_module.catch_warnings():
             warnings_module.simplefilter("ignore")
-            sheets = _read_sheets(wb, warnings)
+            sheets = _read_sheets(wb, warnings, _Comments(path, source))
         metadata, raw_title = _xlsx_metadata(wb, sheets)
     except CorruptFile:
         raise
@@ -221,7 +228,7 @@ def _no_dimension_scan() -> None:
     cls._kaynak_no_scan = True
 
 
-def _read_sheets(wb: Any, warnings: list[str]) -> list[SheetText]:
+def _read_sheets(wb: Any, warnings: list[str], comments: _Comments | None = None) -> list[SheetText]:
     budget = [MAX_CELLS]
     sheets: list[SheetText] = []
     for ws in wb.worksheets[:MAX_SHEETS]:
@@ -236,9 +243,52 @@ def _read_sheets(wb: Any, warnings: list[str]) -> list[SheetText]:
         for row in ws.iter_rows(max_row=MAX_SHEET_ROWS):
             if not sheet.add([_shown(cell, formats) for cell in row]):
                 break
+        if comments is not None:
+            for line in comments.of(str(getattr(ws, "_worksheet_path", ""))):
+                sheet.note(line)
         if budget[0] <= 0:
             break
     return sheets
+
+
+class _Comments:
+    """Cell comments ("notes"), from each worksheet's comments part: "[Comment on B2: text]" after its rows."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    def of(self, sheet_part: str) -> list[str]:
+        import zipfile
+
+        if not sheet_part:
+            return []
+        folder, name = posixpath.split(sheet_part)
+        rels_name = posixpath.join(folder, "_rels", name + ".rels")
+        out: list[str] = []
+        try:
+            with zipfile.ZipFile(io.BytesIO(self.data)) as zf:
+                if rels_name not in zf.namelist():
+                    return []
+                rels = parse_xml(self.path, zf, rels_name, "XLSX")
+                for rel in rels:
+                    if not str(rel.get("Type", "")).endswith("/comments"):
+                        continue
+                    target = posixpath.normpath(posixpath.join(folder, str(rel.get("Target", ""))))
+                    if target not in zf.namelist():
+                        continue
+                    for node in parse_xml(self.path, zf, target, "XLSX").iter(_MAIN + "comment"):
+                        text = collapse_whitespace("".join(t.text or "" for t in node.iter(_MAIN + "t")))
+                        if text and len(out) < 10_000:
+                            out.append(f"[Comment on {node.get('ref', '?')}: {text[:MAX_FIELD]}]")
+        except CorruptFile:
+            raise
+        except Exception:  # a broken comments part costs the comments, not the workbook
+            return out
+        return out
+
+
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 
 
 # Built-in formats 14 and 22 are "the system's short date": Excel and LibreOffice in en-US show 10/3/2009.
