@@ -9,6 +9,7 @@ at scrape time, which is a hundred lines; a dependency would bring its own globa
 - ``kaynak_search_duration_seconds{mode}``: REST searches by the mode they ran in (hybrid, vector, keyword);
 - ``kaynak_ingest_files_total{outcome}``: files of REST uploads by outcome (added, updated, failed, …);
 - ``kaynak_auth_failures_total``, ``kaynak_rate_limited_total{budget}``: wrong tokens and 429 answers;
+- ``kaynak_refusals_not_audited_total``: refused writes past an address's audit budget (60 a minute);
 - at scrape time: ``kaynak_parse_worker_restarts_total``, ``kaynak_db_pool_connections{state}``,
   ``kaynak_replica_lag_seconds{replica}``.
 
@@ -37,7 +38,8 @@ HELP = {
     "kaynak_search_duration_seconds": ("histogram", "Search latency by the mode the search ran in."),
     "kaynak_ingest_files_total": ("counter", "Files of REST uploads by outcome."),
     "kaynak_auth_failures_total": ("counter", "Requests with a wrong, revoked or expired bearer token."),
-    "kaynak_rate_limited_total": ("counter", "Requests answered 429, by budget (search, upload, auth)."),
+    "kaynak_rate_limited_total": ("counter", "Requests answered 429, by budget (search, upload, auth, streams)."),
+    "kaynak_refusals_not_audited_total": ("counter", "Refused writes past an address's audit budget (counted only)."),
 }
 
 Labels = tuple[tuple[str, str], ...]
