@@ -289,3 +289,15 @@ def test_an_attached_picture_without_text_does_not_make_the_message_partial() ->
     assert parsed.title == "Test Attachment Email"
     assert parsed.metadata["attachments"] == ["testPNG.png"]
     assert parsed.metadata["attachments_without_text"] == ["testPNG.png"]
+
+
+def test_a_missing_closing_boundary_loses_nothing_and_is_not_a_warning(tmp_path: Path) -> None:
+    # Tika's testEML_embedded_xhtml_and_img.eml ends without its closing MIME boundary: every part is there.
+    doc = load(WORLD / "tika" / "testEML_embedded_xhtml_and_img.eml")
+    assert doc.warnings == [] and "CloseBoundaryNotFoundDefect" in doc.metadata["mail_defects"]
+    assert "Using inline content" in doc.pages[0].text
+    # a multipart whose boundary never appears: its parts are not read, and that is said in words
+    broken = b"From: a@b.org\nSubject: Kopuk\nContent-Type: multipart/mixed; boundary=XYZ\n\nmetin\n"
+    doc = load(write(tmp_path, "kopuk.eml", broken))
+    assert doc.warnings[0].startswith("the message: its MIME structure is broken (its parts' boundary never appears")
+    assert doc.pages[0].text.endswith("metin")  # what it holds is read as it stands

@@ -123,6 +123,11 @@ class _Reader:
                     children = _preferred(children)
                 stack.extend((c, depth + 1) for c in reversed(children) if isinstance(c, Message))
                 continue
+            if ctype.startswith("multipart/"):  # a multipart whose boundary never appears: its text as it stands
+                raw = part.get_payload(decode=True)
+                if isinstance(raw, bytes) and raw.strip():
+                    self.body_text(raw, part.get_content_charset())
+                continue
             filename = decode_header_value(part.get_filename()) or None
             disposition = (part.get_content_disposition() or "").lower()
             if filename or (disposition == "attachment" and not ctype.startswith("text/")):
@@ -145,7 +150,10 @@ class _Reader:
             except LoaderError as err:
                 self.warnings.append(f"{self.where}: HTML body could not be read ({err.reason})")
             return
-        text, notes = decode_part(payload, part.get_content_charset())
+        self.body_text(payload, part.get_content_charset())
+
+    def body_text(self, payload: bytes, charset: str | None) -> None:
+        text, notes = decode_part(payload, charset)
         self.warnings.extend(f"{self.where}: {n}" for n in notes)
         self.bodies.append(text)
 
@@ -304,8 +312,15 @@ def read_message(msg: Message, options: Any, where: str) -> tuple[LoadedDocument
     if reader.without_text:
         metadata["attachments_without_text"] = reader.without_text[:MAX_ATTACHMENTS]
     metadata["has_text"] = any(any(ch.isalnum() for ch in b) for b in reader.bodies)
-    for defect in list(getattr(msg, "defects", []))[:3]:
-        reader.warnings.append(f"{where}: {type(defect).__name__}")
+    defects = [type(d).__name__ for d in list(getattr(msg, "defects", []))[:10]]
+    lossy = [d for d in defects if d in _LOSSY_DEFECTS]
+    if lossy:
+        reader.warnings.append(
+            f"{where}: its MIME structure is broken ({', '.join(_LOSSY_DEFECTS[d] for d in lossy[:3])}); "
+            "part of it may not have been read"
+        )
+    if defects:
+        metadata["mail_defects"] = defects  # the rest are repaired by the parser: nothing is lost
     doc = LoadedDocument(title=title, pages=[Page(1, text, sections)], metadata=metadata, warnings=reader.warnings)
     for _, att in reader.attachments:
         att.metadata = {**att.metadata, "attached_to": title}  # and the message's sender, recipients and date
@@ -313,6 +328,16 @@ def read_message(msg: Message, options: Any, where: str) -> tuple[LoadedDocument
         if date_iso:
             att.metadata["message_date"] = date_iso
     return doc, reader.attachments
+
+
+#: The parser's defects after which part of a message may be unread (the others, such as a missing closing
+#: boundary at the end or an odd header, are repaired with nothing lost), and what each means in words.
+_LOSSY_DEFECTS = {
+    "StartBoundaryNotFoundDefect": "its parts' boundary never appears",
+    "NoBoundaryInMultipartDefect": "a multipart without a boundary",
+    "MultipartInvariantViolationDefect": "a multipart that is not one",
+    "InvalidBase64LengthDefect": "base64 cut short",
+}
 
 
 def _parse(data: bytes) -> Message:
