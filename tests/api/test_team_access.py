@@ -379,6 +379,36 @@ def test_a_token_scoped_to_a_missing_collection_learns_no_other_names(http: Test
     assert team.a not in str(caught.value) and team.b not in str(caught.value)
 
 
+def test_mcp_tools_tell_a_token_of_a_missing_collection_no_other_names(ctx: Context, team: Team) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    m = team.missing
+
+    async def session(url: str) -> list[tuple[bool, str]]:
+        async with httpx2.AsyncClient(headers=team.auth("ghost"), timeout=60) as http_client:
+            transport = streamable_http_client(f"{url}/mcp", http_client=http_client)
+            async with Client(transport, read_timeout_seconds=60, mode="legacy") as client:
+                out = []
+                for tool, args in [
+                    ("search", {"query": QUESTION, "collections": [m]}),
+                    ("read_page", {"collection": m, "source": "doc0.md", "page": 1}),
+                    ("list_documents", {"collection": m}),
+                    ("list_collections", {}),
+                ]:
+                    result = await client.call_tool(tool, args)
+                    text = " ".join(getattr(c, "text", "") for c in result.content or [])
+                    out.append((result.is_error, text + json.dumps(result.structured_content or {})))
+                return out
+
+    with running(create_app(ctx)) as url:
+        answers = anyio.run(session, url)
+    assert [err for err, _ in answers] == [True, True, True, False], answers
+    for _, text in answers:
+        assert team.a not in text and team.b not in text, text
+
+
 def test_rest_clients_choose_only_named_embedders_and_probes_are_audited(
     http: TestClient, ctx: Context, team: Team
 ) -> None:
