@@ -44,8 +44,9 @@ def highlight_texts(
         else:
             if plan is not None and language in plan.query_lexemes:
                 qlex = set(plan.query_lexemes[language])
-            else:
-                qlex = set(store.query_lexemes(language, text))
+            else:  # the lexemes a search's plan would have: per-document languages too (issue 50)
+                names = sorted({items[i][0] for i in idx})
+                qlex = {lx for lx, _ in store.plan_facts(names, text)[1].get(language, [])}
             spans = highlight_spans([items[i][1] for i in idx], qlex, lexemes_of(store, language))
         for i, sp in zip(idx, spans, strict=True):
             out[i] = sp
