@@ -312,15 +312,7 @@ def read_message(msg: Message, options: Any, where: str) -> tuple[LoadedDocument
     if reader.without_text:
         metadata["attachments_without_text"] = reader.without_text[:MAX_ATTACHMENTS]
     metadata["has_text"] = any(any(ch.isalnum() for ch in b) for b in reader.bodies)
-    defects = [type(d).__name__ for d in list(getattr(msg, "defects", []))[:10]]
-    lossy = [d for d in defects if d in _LOSSY_DEFECTS]
-    if lossy:
-        reader.warnings.append(
-            f"{where}: its MIME structure is broken ({', '.join(_LOSSY_DEFECTS[d] for d in lossy[:3])}); "
-            "part of it may not have been read"
-        )
-    if defects:
-        metadata["mail_defects"] = defects  # the rest are repaired by the parser: nothing is lost
+    _note_defects(msg, where, metadata, reader.warnings)
     doc = LoadedDocument(title=title, pages=[Page(1, text, sections)], metadata=metadata, warnings=reader.warnings)
     for _, att in reader.attachments:
         att.metadata = {**att.metadata, "attached_to": title}  # and the message's sender, recipients and date
@@ -338,6 +330,19 @@ _LOSSY_DEFECTS = {
     "MultipartInvariantViolationDefect": "a multipart that is not one",
     "InvalidBase64LengthDefect": "base64 cut short",
 }
+
+
+def _note_defects(msg: Message, where: str, metadata: dict[str, Any], warnings: list[str]) -> None:
+    """The parser's defects in the metadata; those that may have lost text also as a warning, in words."""
+    defects = [type(d).__name__ for d in list(getattr(msg, "defects", []))[:10]]
+    lossy = [d for d in defects if d in _LOSSY_DEFECTS]
+    if lossy:
+        warnings.append(
+            f"{where}: its MIME structure is broken ({', '.join(_LOSSY_DEFECTS[d] for d in lossy[:3])}); "
+            "part of it may not have been read"
+        )
+    if defects:
+        metadata["mail_defects"] = defects  # the rest are repaired by the parser: nothing is lost
 
 
 def _parse(data: bytes) -> Message:
