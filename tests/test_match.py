@@ -26,7 +26,7 @@ from kaynak.match import (
 )
 from kaynak.store import Store
 from kaynak.types import Chunk, Collection, Page
-from testkit.searching import EN_DOC, HASH, add_doc, make_service
+from testkit.searching import EN_DOC, HASH, TR_DOC, add_doc, make_service
 
 
 def test_probability_is_monotone_in_similarity_and_coverage() -> None:
@@ -173,5 +173,24 @@ def test_a_heading_chunk_is_never_returned_before_a_real_passage(store: Store) -
         assert len(hits.features) == len(hits)
         one = svc.search("pressure", k=1)
         assert [h.source for h in one] == ["manuals/pump.md"]
+    finally:
+        store.delete_collection(col.name)
+
+
+def test_cross_language_is_the_passage_language_not_the_collection_one(store: Store) -> None:
+    """A Turkish question about a Turkish page of an "english" collection is not a cross-language match (issue 51:
+    the cross terms made such hits "strong"); an English question about it is."""
+    col = store.create_collection(f"m_lang_{uuid.uuid4().hex[:8]}", "english", "hash", HASH.dim)
+    try:
+        add_doc(store, col, "kanun.txt", TR_DOC)
+        add_doc(store, col, "manuals/pump.md", EN_DOC)
+        svc = make_service(store, col.name)
+        tr = svc.search("Kat malikleri kurulu yılda kaç kez toplanır?", k=5)
+        assert tr.plan is not None and tr.plan.query_language == "turkish"
+        by_source = {h.source: f for h, f in zip(tr, tr.features, strict=True)}
+        assert by_source["kanun.txt"]["cross"] == 0.0
+        en = svc.search("How often does the owners' meeting take place?", k=5)
+        by_source = {h.source: f for h, f in zip(en, en.features, strict=True)}
+        assert by_source["kanun.txt"]["cross"] == 1.0 and by_source.get("manuals/pump.md", {"cross": 0.0})["cross"] == 0
     finally:
         store.delete_collection(col.name)
