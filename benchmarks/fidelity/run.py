@@ -349,6 +349,14 @@ def main() -> None:
         args.json.write_text(json.dumps(slim, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     if args.out:
         note = args.note or f"{len(results)} files, {elapsed:.0f} s, one parse worker"
+        lost = [r["file"] for r in results if r["outcome"] in ("failed", "no text") and r["recall"] is not None]
+        rec = [r["recall"] for r in results if r["recall"] is not None]
+        below = sum(1 for x in rec if x < RECALL_GOAL)
+        tab += (
+            f"\n\nFiles whose reference has text that kaynak stored nothing for: {len(lost)}"
+            + (f" ({', '.join(f'`{f}`' for f in lost)})" if lost else "")
+            + f"; files below recall {RECALL_GOAL}: {below} of {len(rec)}."
+        )
         summary = f"<details><summary>what the {args.label} run found, per format</summary>"
         body = f"{note}\n\n{tab}\n\n{summary}\n\n{found}\n</details>\n"
         write_markdown(args.out, args.label, body)
