@@ -7,6 +7,11 @@ change data: read-only by construction, and every tool is annotated ``readOnlyHi
 Over Streamable HTTP the tools see only the collections the request's bearer token may read (``bind_caller``);
 over stdio they act as the local user, with full access.
 
+What an agent is handed is sized for its context and typed (issue 52, ADR 0036): each tool's ``outputSchema`` is a
+model of ``kaynak.api.models`` (the REST API's), its structured content matches it and its one text block is the
+same data as compact JSON; search hits are lean unless ``detail: "full"``; ``read_page`` reads at most
+``max_chars`` from ``offset``; unknown or bad arguments are refused with one sentence per argument.
+
 ``run_stdio`` is ``kaynak mcp``: logging goes to stderr (and ``KAYNAK_LOG_FILE`` if set) before anything else is
 imported, and the SDK's stdio transport diverts file descriptor 1 to stderr while it serves, so the embedded
 PostgreSQL server, models and stray prints can never write on the protocol channel.
