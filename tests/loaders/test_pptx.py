@@ -108,3 +108,15 @@ def test_footer_and_master_text_once_after_the_last_slide() -> None:
         assert "\n".join(p.text for p in doc.pages).count(words) == 1
         assert last.section_at(last.text.index(words)) == "Headers and footers"
     assert "Click to edit Master" not in master.pages[-1].text
+
+
+def test_embedded_word_and_excel_documents_are_read(tmp_path: Path) -> None:
+    """Tika's testPPT_embeded.pptx shows a Word document and a worksheet as OLE objects (inside
+    mc:AlternateContent); their text is read after the slide's. A damaged embedding is left out."""
+    path = WORLD / "tika" / "testPPT_embeded.pptx"
+    text = load(path).pages[0].text
+    assert "The Alfresco logo is above this" in text and "Sheet1" in text
+    bomb = zip_bomb({"[Content_Types].xml": b"<Types/>"}, "word/document.xml")
+    bad = replace_member(path.read_bytes(), "ppt/embeddings/Microsoft_Office_Word_Document2.docx", bomb)
+    text = load(write(tmp_path, "bomba.pptx", bad)).pages[0].text
+    assert "The Alfresco logo" not in text and "Sheet1" in text

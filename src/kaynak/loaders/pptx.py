@@ -5,25 +5,28 @@ number = slide number. The section is the slide title (the ``title`` / ``ctrTitl
 as a title, else the first line of the top text shape, else a chart's or diagram's first words; ``Slide N`` only for
 a slide without text). Shapes are read top to bottom, left to right (their offsets), groups flattened; tables give
 one ``cell | cell`` line per row; after the slide's text come its charts' words (titles, series names, category
-labels, from ``ppt/charts/``) and its SmartArt nodes' text (``ppt/diagrams/data*.xml``); the speaker notes (the
-``notesSlide`` the slide's relationships name: its body placeholder, else its text boxes) follow after a ``Notes:``
-line. Text repeated on the slides (footer/header placeholders, the text boxes of the layouts and masters in use, not
-their prompts) comes once, after the last slide, under "Headers and footers". A DTD or entity in any part is refused
-(kaynak.loaders.xmlsafe); the zip goes through the zip guard; an encrypted file is EncryptedFile."""
+labels, from ``ppt/charts/``), its SmartArt nodes' text (``ppt/diagrams/data*.xml``) and the text of
+Office/OpenDocument files embedded as OLE objects (read by their own loaders, one level deep, at most 20 per deck);
+the speaker notes (the ``notesSlide`` the slide's relationships name: its body placeholder, else its text boxes)
+follow after a ``Notes:`` line. Text repeated on the slides (footer/header placeholders, the text boxes of the
+layouts and masters in use, not their prompts) comes once, after the last slide, under "Headers and footers". A DTD
+or entity in any part is refused (kaynak.loaders.xmlsafe); the zip goes through the zip guard; an encrypted file is
+EncryptedFile."""
 
 from __future__ import annotations
 
 import posixpath
 import zipfile
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from kaynak.errors import CorruptFile
+from kaynak.errors import CorruptFile, LoaderError
 from kaynak.types import LoadedDocument, Page, Section
 
 from .common import PagedBuilder, collapse_whitespace, json_safe, meaningful_title, stem_title
-from .xmlsafe import has_member, open_zip, parse_xml
+from .xmlsafe import has_member, open_zip, parse_xml, read_member
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -91,6 +94,11 @@ def _shapes(tree: Element) -> list[Element]:
         for child in node:
             if child.tag == P + "grpSp" and depth < 20:
                 stack.append((child, depth + 1))
+            elif child.tag == MC + "AlternateContent" and depth < 20:  # an OLE object or newer shape, with a fallback
+                branch = child.find(MC + "Choice")
+                if branch is None:
+                    branch = child.find(MC + "Fallback")
+                stack.append((branch if branch is not None else child, depth + 1))
             elif child.tag in (P + "sp", P + "graphicFrame", P + "cxnSp"):
                 out.append(child)
     return out
@@ -143,6 +151,7 @@ def _title(shapes: list[Element]) -> tuple[str | None, Element | None]:
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 
 
 def _chart_text(chart: Element) -> list[str]:
@@ -194,7 +203,33 @@ def _graphic_parts(shapes: list[Element], rels: dict[str, str]) -> list[tuple[st
                 out.append(("chart", rels[node.get(R + "id") or ""]))
             elif node.tag == DGM + "relIds" and rels.get(node.get(R + "dm") or ""):
                 out.append(("diagram", rels[node.get(R + "dm") or ""]))
+            elif node.tag == P + "oleObj" and rels.get(node.get(R + "id") or "", "").lower().endswith(_EMBEDDED):
+                out.append(("embedded", rels[node.get(R + "id") or ""]))
     return out
+
+
+_EMBEDDED = (".docx", ".docm", ".xlsx", ".xlsm", ".pptx", ".odt", ".ods", ".odp")
+_MAX_EMBEDDED_CHARS = 100_000
+_READING_EMBEDDED: ContextVar[bool] = ContextVar("pptx_reading_embedded", default=False)
+
+
+def _embedded_document(path: Path, zf: zipfile.ZipFile, part: str) -> list[str]:
+    """The text of an Office or OpenDocument file embedded in the deck (a Word document or a worksheet shown on a
+    slide), read by its own loader; one level deep (an embedding inside it is not opened), damaged ones left out."""
+    if _READING_EMBEDDED.get():
+        return []
+    from . import LoadOptions, loader_for
+
+    token = _READING_EMBEDDED.set(True)
+    try:
+        name = Path(posixpath.basename(part))
+        doc = loader_for(name)(path.parent / f"{path.name}#{name}", read_member(path, zf, part, _KIND), LoadOptions())
+    except LoaderError:
+        return []
+    finally:
+        _READING_EMBEDDED.reset(token)
+    text = "\n".join(p.text for p in doc.pages)[:_MAX_EMBEDDED_CHARS]
+    return [line for line in text.split("\n") if line.strip()]
 
 
 class _Repeated:
@@ -292,11 +327,21 @@ def _short_sections(sections: list[Section]) -> list[Section]:
     return out
 
 
-def _graphics_text(path: Path, zf: zipfile.ZipFile, slide: Element, rels: dict[str, str]) -> list[str]:
+_MAX_EMBEDDED = 20  # embedded documents read per deck
+
+
+def _graphics_text(
+    path: Path, zf: zipfile.ZipFile, slide: Element, rels: dict[str, str], embedded: dict[str, list[str]]
+) -> list[str]:
     tree = slide.find(f"{P}cSld/{P}spTree")
     lines: list[str] = []
     for kind, part in _graphic_parts(_shapes(tree) if tree is not None else [], rels)[:50]:
         if not has_member(zf, part):
+            continue
+        if kind == "embedded":
+            if part not in embedded and len(embedded) < _MAX_EMBEDDED:
+                embedded[part] = _embedded_document(path, zf, part)
+            lines.extend(embedded.get(part, []))
             continue
         root = parse_xml(path, zf, part, _KIND)
         lines.extend(_chart_text(root) if kind == "chart" else _diagram_text(root))
@@ -318,6 +363,7 @@ def load_pptx(path: Path, data: bytes) -> LoadedDocument:
     pages: list[Page] = []
     hidden = 0
     repeated = _Repeated()
+    embedded: dict[str, list[str]] = {}
     last: tuple[int, Element, Element | None, list[str]] | None = None
     for number, part in enumerate(slide_parts, start=1):
         if not part or not has_member(zf, part):
@@ -329,7 +375,7 @@ def load_pptx(path: Path, data: bytes) -> LoadedDocument:
         slide_rels = _rels(path, zf, part)
         notes_part = next((t for t in slide_rels.values() if "notesSlide" in t), None)
         notes = parse_xml(path, zf, notes_part, _KIND) if notes_part and has_member(zf, notes_part) else None
-        last = (number, slide, notes, _graphics_text(path, zf, slide, slide_rels))
+        last = (number, slide, notes, _graphics_text(path, zf, slide, slide_rels, embedded))
         pages.append(_slide_page(*last))
         repeated.collect(path, zf, slide, slide_rels)
     if pages and last is not None and repeated.texts:  # footers and master text once, after the last slide
