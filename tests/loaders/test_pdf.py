@@ -107,3 +107,14 @@ def test_filled_in_form_values_are_text() -> None:
     text = load_pdf(Path("form.pdf"), out.getvalue()).pages[0].text
     assert text.startswith("Here is some text.") and "Ayşe Yılmaz" in text and "Türkiye" in text
     assert "Yes" not in text and "/Yes" not in text
+
+
+def test_a_damaged_pdf_says_what_without_the_parser_class(tmp_path: Path) -> None:
+    from kaynak.errors import CorruptFile
+
+    data = (TIKA / "testPDF_bom.pdf").read_bytes()
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(data[: len(data) // 3])
+    with pytest.raises(CorruptFile) as err:
+        load(path)
+    assert err.value.reason.startswith("corrupt or truncated PDF") and "Error:" not in err.value.reason

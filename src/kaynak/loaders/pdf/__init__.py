@@ -124,7 +124,7 @@ def _open(path: Path, data: bytes) -> Any:
     except (FileNotDecryptedError, DependencyError):
         raise EncryptedFile(path, locked) from None
     except Exception as err:
-        raise CorruptFile(path, f"corrupt or truncated PDF ({type(err).__name__}: {err})") from None
+        raise CorruptFile(path, f"corrupt or truncated PDF ({_said(err)})") from None
     if reader.is_encrypted:
         try:
             opened = reader.decrypt("")
@@ -135,6 +135,12 @@ def _open(path: Path, data: bytes) -> Any:
         if not opened:
             raise EncryptedFile(path, locked)
     return reader
+
+
+def _said(err: Exception) -> str:
+    """What a parser's exception says, short, without its class name (``startxref not found``)."""
+    text = collapse_whitespace(str(err))
+    return (text[:100] + "…" if len(text) > 100 else text) or "unreadable"
 
 
 class _Collect(logging.Handler):
@@ -197,7 +203,7 @@ def _read_pages(
             if raw_pages is not None:
                 raw_pages.append("")
             failed.append(i + 1)
-            first_error = first_error or f"{type(err).__name__}: {str(err)[:80]}"
+            first_error = first_error or _said(err)
             warnings.append(f"page {i + 1}: text could not be extracted (damaged page content); skipped")
             pages_lines.append([])
             continue
