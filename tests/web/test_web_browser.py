@@ -1362,3 +1362,12 @@ def test_journey_reload_and_language_switch_stay_on_collections(tr: Any, collect
     wait(tr, lambda d: css(d, "#browse-view").is_displayed())
     css(tr, ".tab[data-view=search]").click()
     wait(tr, lambda d: css(d, "#search-view").is_displayed() and "v=browse" not in d.current_url)
+
+
+def test_journey_warnings_in_the_page_language(tr: Any, collection: str) -> None:
+    browse_documents(tr, collection)
+    open_document_row(tr, "uyarili/rapor.txt")
+    detail = css(tr, "#documents-table tr.doc-detail")
+    assert "1 uyarı" in detail.text and "no text layer" not in detail.text  # the loader's English: under details
+    detail.find_element("css selector", "details.tech summary").click()
+    wait(tr, lambda d: "page 3: no text layer <b>(scan?)</b>" in css(d, "#documents-table tr.doc-detail").text)

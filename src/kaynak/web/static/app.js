@@ -1010,9 +1010,18 @@
     }
     if (warned.length) {
       out.push(el('h4', {}, T.warnings_heading), el('ul', { class: 'warnings', id: 'warned-docs' },
-        warned.map((d) => el('li', {}, d.source + ': ', (d.warnings || []).map(warningText).join('; ')))));
+        warned.map((d) => el('li', {}, d.source + ': ', warningsView(d.warnings || [])))));
     }
     $('collection-problems').replaceChildren(...out);
+  }
+
+  /* Warnings are the loaders' English sentences: on a page in another language, one sentence in it, with the
+   * English text under "technical details" (as for errors). */
+  function warningsView(list) {
+    const texts = list.map(warningText);
+    if (LANG === 'en') return texts.join('; ');
+    return [fmt('warnings_summary', { n: texts.length }), ' ',
+      el('details', { class: 'tech' }, el('summary', {}, T.details), el('p', {}, texts.join('; ')))];
   }
 
   const warningText = (w) => (typeof w === 'string' ? w : [w.page ? `p. ${w.page}` : '', w.message || w.warning
@@ -1089,7 +1098,7 @@
       el('p', { class: 'label' }, T.pages),
       el('ul', { class: 'pages' }, pages),
       warnings.length ? [el('p', { class: 'label' }, T.doc_warnings),
-        el('ul', { class: 'warnings' }, warnings.map((w) => el('li', {}, warningText(w))))] : null,
+        el('p', { class: 'warnings' }, warningsView(warnings))] : null,
       el('div', { class: 'actions' },
         d.origin === null ? null : el('a', {
           href: fileUrl(d.id) + (isPdf(d.source) ? '#page=1' : ''), target: '_blank', rel: 'noopener',
@@ -1218,7 +1227,8 @@
       const warned = (body.warnings || []).filter((w) => !failedNames.has(w.source));
       if (warned.length) {
         $('up-skipped').append(el('p', { class: 'label' }, T.upload_warnings_heading),
-          el('ul', { class: 'warnings', id: 'up-warnings' }, warned.map((w) => el('li', {}, w.source + ': ' + w.warning))));
+          el('ul', { class: 'warnings', id: 'up-warnings' }, warned.map((w) => el('li', {}, w.source + ': ',
+            warningsView([w.warning])))));
       }
       $('up-files').value = '';
       $('up-folder').value = '';
