@@ -301,3 +301,13 @@ def test_a_missing_closing_boundary_loses_nothing_and_is_not_a_warning(tmp_path:
     doc = load(write(tmp_path, "kopuk.eml", broken))
     assert doc.warnings[0].startswith("the message: its MIME structure is broken (its parts' boundary never appears")
     assert doc.pages[0].text.endswith("metin")  # what it holds is read as it stands
+
+
+def test_mbox_from_lines_without_a_time_split_before_headers(tmp_path: Path) -> None:
+    data = (
+        b"From ali@example.org\nFrom: ali@example.org\nSubject: Bir\n\nilk ileti\nFrom here on, not a message.\n\n"
+        b"From veli@example.org\nReturn-Path: <veli@example.org>\nSubject: Iki\n\nikinci ileti\n"
+    )
+    doc = load(write(tmp_path, "saatsiz.mbox", data))
+    assert [p.title for _, p in doc.parts] == ["Bir", "Iki"]
+    assert doc.parts[0][1].pages[0].text.endswith("ilk ileti\nFrom here on, not a message.")

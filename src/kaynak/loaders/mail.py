@@ -39,8 +39,12 @@ MAX_DEPTH = 30
 MAX_MESSAGES = 100_000
 MAX_ATTACHMENTS = 100  # per message
 #: A message's first line in an mbox: ``From <sender> <date>`` (the date has a time: ``Mon Jun 01 10:00:00 2009``,
-#: ``Sun Aug  7 11:40:37 2022 extra``). A body line "From time to time" that the writer did not quote is not one.
-_FROM_LINE = re.compile(rb"(?:\A|\n)From [^\n]*?\d{1,2}:\d{2}[^\n]*\n")
+#: ``Sun Aug  7 11:40:37 2022 extra``), or a ``From `` line a mail header follows. A body line "From time to time"
+#: that the writer did not quote is not one.
+_FROM_LINE = re.compile(
+    rb"(?:\A|\n)From (?:[^\n]*?\d{1,2}:\d{2}[^\n]*\n|[^\n]*\n(?=(?i:Return-Path|Received|From|Date|Message-ID|Subject"
+    rb"|To|Delivered-To|X-[\w-]+):))"
+)
 _FIRST_FROM_LINE = re.compile(rb"\AFrom [^\n]*\n")
 _CHARSET_ALIASES = {"iso-8859-9": "cp1254", "latin5": "cp1254", "iso-8859-1": "cp1252", "us-ascii": "cp1252"}
 
