@@ -14,9 +14,14 @@ pypdf reports each text fragment with its position, font and size; from those th
    ``kat malikleri``, while ``semi-`` + ``automatic`` stays hyphenated when the document spells it so elsewhere,
    and hyphens before capitals or digits are kept.
 
-Paragraphs are separated by a blank line. A page whose extraction fails is kept empty with a warning. Pages with
-(almost) no text layer are scans: ``kaynak.loaders.ocr`` renders and OCRs them (Tesseract); a PDF with no text even
-then, or a scan without Tesseract installed, is refused. Encrypted PDFs open when the user password is empty.
+Paragraphs are separated by a blank line. Annotation comments and filled-in form values follow the page's text.
+A page pypdf cannot read (a damaged content stream) is read by pdfium's text layer as far as it goes, with a
+warning; a page neither reads is kept empty with a warning. pypdf's log of repairs (a wrong xref offset) is kept
+in ``pdf_repairs``, not as warnings: the file is not partial for it. Pages with no text layer, or a few words of
+one over a page-sized image, are scans: ``kaynak.loaders.ocr`` renders and OCRs them (Tesseract), never replacing
+text the page holds (docs/adr/0039-pdf-text-layer-first.md); a PDF with no text even then, or a scan without
+Tesseract installed, is refused. Encrypted PDFs open when the user password is empty; otherwise "… is
+password-protected; save it without a password first".
 """
 
 from __future__ import annotations
