@@ -5,13 +5,19 @@ section; its title is the subject. Metadata: ``from`` (the address, lower-case, 
 matches), ``from_name``, ``to`` / ``cc`` (addresses joined by ``, ``), ``date`` (ISO 8601), ``subject``,
 ``message_id``, ``attachments``. The body is the ``text/plain`` part, else the ``text/html`` part read by the HTML
 loader; charsets are honoured (``windows-1254``, ``iso-8859-9``, …; an unknown or lying one falls back to the text
-file rules) and RFC 2047 headers decoded. A forwarded message (``message/rfc822``) is read into the body.
+file rules) and RFC 2047 headers decoded. A forwarded or attached message (``message/rfc822``, also sent base64 or
+quoted-printable, or an ``.eml`` attached as a file) is read into the body after an ``Attached message:`` line
+with its subject, sender and date. Parser defects that lose nothing are ``mail_defects``; those that may are
+warnings.
 
 Attachments in a format kaynak reads become documents of their own (LoadedDocument.parts), their source naming the
 message: ``mail.eml#report.pdf``, ``archive.mbox#12/report.pdf``, with the message's ``from``, ``to`` and date; one
-that cannot be read is a warning on the message. An ``.mbox`` file is split on its ``From `` lines; message N (from
-1, in file order) is stored as ``archive.mbox#N``, and the mbox itself holds no text of its own. A message that
-cannot be read is a warning and the others are kept; MIME nested deeper than ``MAX_DEPTH`` is not followed further.
+that cannot be read is a warning on the message (one without text, a photo, is ``attachments_without_text``); an
+archive attached gives the documents inside it. An ``.mbox`` file is split on its ``From `` lines (one with a
+time, or one mail headers follow: an unquoted "From time to time" in a body is not one); message N (from 1, in
+file order) is stored as ``archive.mbox#N``, and the mbox itself holds no text of its own. A message without
+headers takes the ``From `` line's sender and date. A message that cannot be read is a warning and the others
+are kept; MIME nested deeper than ``MAX_DEPTH`` is not followed further.
 """
 
 from __future__ import annotations
