@@ -71,6 +71,19 @@ HTML_ENCODING = {
 #: page counts checked by hand where the other program is wrong: CPython's mailbox_01.mbox tests an unquoted
 #: "From " line in a body (one message; Python's mailbox module splits it in two)
 HAND_PAGES = {"cpython/mailbox_01.mbox": 1}
+#: headings and explicit page breaks checked by hand where LibreOffice's own export does not show them: the issue's
+#: LibreOffice-written files (headings as paragraphs whose automatic style derives from Heading 1; slide titles in
+#: plain text boxes, not title placeholders)
+HAND_HEADINGS = {
+    "libreoffice/writer-html-headings-pagebreaks.odt": [
+        "Birinci Bölüm Taraflar",
+        "İkinci Bölüm Depozito",
+        "Üçüncü Bölüm Fesih",
+    ],
+    "libreoffice/impress-textbox-titles-notes.odp": ["Toplantı Gündemi", "Mali Durum Özeti"],
+    "libreoffice/impress-textbox-titles-notes.pptx": ["Toplantı Gündemi", "Mali Durum Özeti"],
+}
+HAND_PAGE_BREAKS = {"libreoffice/writer-html-headings-pagebreaks.odt": 3}
 #: ground truth shipped beside a scan in its repository (Tesseract's test data)
 GROUND_TRUTH = {
     "tesseract/phototest.tif": "testing/phototest.txt",
@@ -433,6 +446,10 @@ def reference_for(rel: str, path: Path, out: Path) -> dict:  # noqa: C901  (one 
                 entry["method"] = "hand transcription"
     except Exception as err:  # a reference the other program cannot make: recorded, the file is still run
         entry["error"] = f"{type(err).__name__}: {err}"
+    if rel in HAND_HEADINGS:
+        entry["headings"] = HAND_HEADINGS[rel]
+    if rel in HAND_PAGE_BREAKS:
+        entry.update(pages=HAND_PAGE_BREAKS[rel], pages_kind="explicit page breaks (hand-checked)")
     if text is not None:
         target = REFERENCE / (rel + ".txt")
         target.parent.mkdir(parents=True, exist_ok=True)
