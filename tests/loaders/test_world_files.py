@@ -3,6 +3,7 @@ other projects' public test suites, see its MANIFEST.tsv and docs/fidelity.md) r
 what the benchmark measured: it must parse, its word recall against the independent reference must not fall below
 ``min_recall``, and its page count must stay ``pages`` where that agreed with the reference.
 
+Each file is parsed in a parse worker (kaynak.ingest.workers) under its memory and time limits, as ingest does.
 A representative subset (every format; the fastest files) runs always; the whole corpus — LibreOffice conversions
 and OCR included, a few minutes — is marked slow. The benchmark itself (benchmarks/fidelity/run.py) measures more.
 """
@@ -13,12 +14,14 @@ import collections
 import csv
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kaynak.errors import LoaderError
-from kaynak.loaders import load
+from kaynak.config import Settings
+from kaynak.ingest.workers import ParseFailure, ParsePool, ParseTask
+from kaynak.loaders import LoadOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "fidelity"
@@ -63,23 +66,31 @@ def _words(text: str) -> collections.Counter[str]:
     return collections.Counter(_WORD.findall(text))
 
 
-def _check(row: dict[str, str]) -> None:
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ParsePool]:
+    """Files are parsed as ingest parses them: in a worker process under the memory and time limits."""
+    with ParsePool(workers=1, timeout_s=300) as p:
+        yield p
+
+
+def _check(pool: ParsePool, row: dict[str, str]) -> None:
     path = CORPUS / row["file"]
-    try:
-        doc = load(path)
-    except LoaderError as err:
+    settings = Settings()
+    task = ParseTask(str(path), 100 * 2**20, LoadOptions(), settings.chunk_size, settings.chunk_overlap)
+    answer = pool.parse(task)
+    if isinstance(answer, ParseFailure):
         if row.get("must_parse") == "yes":
-            pytest.fail(f"{row['file']} was read by the benchmark and now fails: {err}")
+            pytest.fail(f"{row['file']} was read by the benchmark and now fails: {answer.reason}")
         return
-    texts = [p.text for p in doc.pages] + [p.text for _, part in doc.parts for p in part.pages]
+    texts = [p.text for p in answer.pages] + [p.text for _, part in answer.parts for p in part.pages]
     if row.get("min_recall"):
         ref = _words((REFERENCE / (row["file"] + ".txt")).read_text(encoding="utf-8"))
         got = _words("\f".join(texts))
         recall = sum((ref & got).values()) / max(1, sum(ref.values()))
         assert recall >= float(row["min_recall"]), f"{row['file']}: word recall {recall:.3f} < {row['min_recall']}"
     if row.get("pages"):
-        pages = len(doc.parts) + (1 if any(p.text.strip() for p in doc.pages) else 0) if path.suffix.lower() in (
-            ".mbox", ".mbx") else len(doc.pages)  # fmt: skip
+        mailbox = path.suffix.lower() in (".mbox", ".mbx")
+        pages = len(answer.parts) + (1 if answer.chunks else 0) if mailbox else len(answer.pages)
         assert pages == int(row["pages"]), f"{row['file']}: {pages} pages, expected {row['pages']}"
 
 
@@ -96,11 +107,11 @@ def test_the_manifest_names_every_file_with_its_origin_and_licence() -> None:
 
 
 @pytest.mark.parametrize("row", FAST, ids=[r["file"] for r in FAST])
-def test_world_file_keeps_its_measured_fidelity(row: dict[str, str]) -> None:
-    _check(row)
+def test_world_file_keeps_its_measured_fidelity(pool: ParsePool, row: dict[str, str]) -> None:
+    _check(pool, row)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("row", REST, ids=[r["file"] for r in REST])
-def test_world_file_keeps_its_measured_fidelity_all(row: dict[str, str]) -> None:
-    _check(row)
+def test_world_file_keeps_its_measured_fidelity_all(pool: ParsePool, row: dict[str, str]) -> None:
+    _check(pool, row)
