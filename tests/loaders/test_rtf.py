@@ -98,3 +98,8 @@ def test_rtf_footnotes_after_the_page_comments_marked_headers_footers_once() -> 
     comment = load(WORLD / "testComment.rtf")
     assert comment.pages[0].text == "Here is some text.\n\n[Comment (A): Here is a comment]"
     assert comment.title == "Here is some text."
+
+
+def test_rtf_with_only_a_header_is_titled_by_its_name(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "antet.rtf", b"{\\rtf1\\ansi {\\header Kurum antedi\\par}\\par}"))
+    assert doc.pages[0].text == "Headers and footers\n\nKurum antedi" and doc.title == "antet"

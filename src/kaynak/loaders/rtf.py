@@ -43,6 +43,7 @@ _CHARSETS = {
 _HEADERS_FOOTERS = frozenset(
     {b"header", b"headerl", b"headerr", b"headerf", b"footer", b"footerl", b"footerr", b"footerf"}
 )
+_HF_LABEL = "Headers and footers"
 _CAPTURED = frozenset({b"footnote", b"annotation", b"atnauthor"})
 _SYMBOL_BULLETS = frozenset({0xB7, 0xA7, 0xA8, 0x6C, 0x6E, 0x71, 0xD8, 0xFC, 0x76})
 _HEADING_NAME = re.compile(r"^(heading|başlık|baslik)\s*(\d)", re.I)
@@ -314,7 +315,7 @@ class _Reader:
         self.flush_notes()
         self.body_headings = list(self.builder.headings)
         if self.headers_footers:
-            self.builder.heading(1, "Headers and footers")
+            self.builder.heading(1, _HF_LABEL)
             for text in self.headers_footers:
                 self.builder.block(text)
 
@@ -362,7 +363,7 @@ def load_rtf(path: Path, data: bytes) -> LoadedDocument:
     title = (
         meaningful_title(_info_title(data, reader.default))
         or (reader.body_headings[0][1] if reader.body_headings else None)
-        or first_line_title(re.sub(r"\[\d+\]", "", pages[0].text), max_len=120)
+        or first_line_title(re.sub(r"\[\d+\]", "", pages[0].text.split(_HF_LABEL)[0]), max_len=120)
         or stem_title(path)
     )
     return LoadedDocument(title=title, pages=pages, metadata=metadata, warnings=warnings)
