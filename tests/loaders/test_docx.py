@@ -155,3 +155,23 @@ def test_macro_enabled_documents_and_templates(tmp_path: Path, suffix: str, cont
 def test_phonetic_guide_follows_its_base_text() -> None:
     """testWORD_phonetic.docx: ruby text (w:rt) was glued in front of the word it reads ("とうきょう東京")."""
     assert text_of("testWORD_phonetic.docx") == "東京 (とうきょう)"
+
+
+def test_deeply_nested_notes_are_refused_not_recursed(tmp_path: Path) -> None:
+    """Parts python-docx does not parse itself (footnotes, comments) get lxml's depth limit too: 5,000 nested
+    content controls end as CorruptFile, not as a RecursionError in the walk."""
+    from kaynak.errors import CorruptFile
+    from testkit.format_samples import replace_member
+
+    data = (WORLD / "testWORD_various.docx").read_bytes()
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    deep = (
+        f'<w:footnotes {w}><w:footnote w:id="1">'
+        + "<w:sdt><w:sdtContent>" * 5000
+        + "</w:sdtContent></w:sdt>" * 5000
+        + "</w:footnote></w:footnotes>"
+    )
+    bad = tmp_path / "deep.docx"
+    bad.write_bytes(replace_member(data, "word/footnotes.xml", deep.encode()))
+    with pytest.raises(CorruptFile, match=r"footnotes\.xml is not well-formed XML"):
+        load(bad)

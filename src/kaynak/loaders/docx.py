@@ -566,8 +566,20 @@ def _part_roots(path: Path, document: Any) -> dict[str, list[Any]]:
         if name in seen:
             continue
         seen.add(name)
-        out.setdefault(kind, []).append(parse_xml_bytes(path, part.blob, name.lstrip("/"), "DOCX"))
+        out.setdefault(kind, []).append(_parse_part(path, part.blob, name.lstrip("/")))
     return out
+
+
+def _parse_part(path: Path, blob: bytes, name: str) -> Any:
+    """A part's XML: refused on any DTD or entity (defusedxml), then parsed by lxml as python-docx parses the main
+    part, whose depth limit (256) bounds the walk over a hostile nesting of content controls."""
+    from lxml import etree  # type: ignore[import-untyped]
+
+    parse_xml_bytes(path, blob, name, "DOCX")
+    try:
+        return etree.fromstring(blob, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.LxmlError as err:
+        raise CorruptFile(path, f"not a readable DOCX file ({name} is not well-formed XML: {err})") from None
 
 
 _NOTE_MARK = re.compile(r"\[(?:\d+|[ivxlcdm]+)\]")
