@@ -51,3 +51,10 @@ def test_general_and_what_cannot_be_shown() -> None:
     assert general(1e-20) == "1E-20" and general(float("nan")) == "#NUM!"
     assert format_value(-5, "yyyy-mm-dd") == "-5"  # a negative date is shown as a number
     assert format_value(3, "[Red][<=0]0;[Blue]0.0") == "3.0"
+
+
+def test_long_and_odd_formats_stay_bounded() -> None:
+    assert format_value(12345.5, "0." + "0" * 30) == "12345.5" + "0" * 29
+    assert format_value(1.5, "0." + "0" * 5000).startswith("1.5") and len(format_value(1.5, "0." + "0" * 5000)) < 400
+    assert format_value(1e300, "#,##0.00").endswith(",000.00")
+    assert format_value(3, "#" * 200 + "0.0E+0") == "3.0E+0"

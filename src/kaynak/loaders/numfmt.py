@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
 
 _EPOCH = _dt.datetime(1899, 12, 30)
@@ -42,6 +42,7 @@ _TOKEN = re.compile(
 )
 _CONDITION = re.compile(r"^(<=|>=|<>|<|>|=)\s*(-?[\d.]+(?:[eE][+\-]?\d+)?)$")
 _CACHE: dict[str, list[_Section]] = {}
+_DECIMALS = Context(prec=700)  # enough digits for any float with up to 300 decimals
 
 
 class _Section:
@@ -240,7 +241,8 @@ def _format_number(x: float, code: str, original: object) -> str:
 
 def _round(x: float, places: int) -> str:
     """``x`` with ``places`` decimals, halves away from zero as Excel rounds (2.5% under ``0%`` is 3%)."""
-    return str(Decimal(repr(x)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    exponent = Decimal(1).scaleb(-min(places, 300))
+    return str(Decimal(repr(x)).quantize(exponent, rounding=ROUND_HALF_UP, context=_DECIMALS))
 
 
 def _render_fraction(x: float, tokens: list[tuple[str, str]], first: int, last: int) -> str:
