@@ -19,6 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "corpus" / "MANIFEST.tsv"
 MARGIN = 0.03
+#: files whose text holds the time they are read (a slide's automatic date field, which LibreOffice fills with the
+#: conversion's clock): no recall expectation, it changes by the minute
+CLOCK = frozenset({"tika/testPPT_autodate.ppt", "tika/testPPT_autodate.pptx"})
 
 
 def main() -> None:
@@ -34,7 +37,7 @@ def main() -> None:
     for row in rows:
         r = results.get(row["file"])
         row["must_parse"] = "yes" if r and r["outcome"] in ("ok", "partial") else ""
-        recall = r.get("recall") if r else None
+        recall = r.get("recall") if r and row["file"] not in CLOCK else None
         row["min_recall"] = "" if recall is None else f"{max(0.0, math.floor((recall - MARGIN) * 100) / 100):.2f}"
         row["parse_s"] = f"{r['wall_s']:.2f}" if r else ""
         row["pages"] = str(r["pages"]) if r and r.get("pages_agree") and r.get("pages_kind") != "rendered" else ""
