@@ -152,8 +152,9 @@ CREATE OR REPLACE FUNCTION pb_bm25_topk(
             END IF;
             IF p_diag THEN
                 PERFORM set_config('pb.diag', (
-                    SELECT format('essential=%s/%s theta=%s blocks_read=%s blocks_skipped=%s postings_read=%s postings_skipped=%s',
+                    SELECT format('essential=%s/%s theta=%s terms_unskippable=%s blocks_read=%s blocks_skipped=%s postings_read=%s postings_skipped=%s',
                                   v_i, v_count, v_theta,
+                                  (SELECT count(*) FROM unnest(v_thr[1:v_i]) x WHERE x <= 0),
                                   count(*) FILTER (WHERE r), count(*) FILTER (WHERE NOT r),
                                   coalesce(sum(b.n) FILTER (WHERE r), 0), coalesce(sum(b.n) FILTER (WHERE NOT r), 0))
                       FROM unnest(v_lex[1:v_i], v_c1[1:v_i], v_thr[1:v_i]) AS t(lexeme, c1, thr)
