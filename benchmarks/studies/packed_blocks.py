@@ -15,7 +15,7 @@ in ``src/kaynak`` changes; the study's table and functions live in the bench dat
 SciFact claims, interleaved claim by claim with the order rotated per claim, on one connection; it checks the
 prototype's top 40 against today's (same chunk keys in the same order, scores to 1e-9 relative, ties only among
 scores that equal within that tolerance), and reports p50 / p95 of each, the per-claim time ratios and the blocks
-read and skipped. The result and the decision are in docs/adr/0040-packed-blocks-prototype.md.
+read and skipped. The result and the decision are in docs/adr/0041-packed-blocks-stop.md.
 """
 
 from __future__ import annotations
