@@ -76,15 +76,6 @@ def _result(value: dict[str, Any]) -> Any:
     return CallToolResult(content=[TextContent(type="text", text=compact_json(value))], structured_content=value)
 
 
-def page_piece(text: str, offset: int, max_chars: int | None) -> dict[str, Any]:
-    """``text[offset:offset + max_chars]`` with ``offset``, ``total_chars`` and ``next_offset`` (None at the end):
-    the bounded page read of MCP's ``read_page`` and REST's ``GET …/page``."""
-    total = len(text)
-    start = min(offset, total)
-    end = total if max_chars is None else min(total, start + max_chars)
-    return {"text": text[start:end], "offset": start, "total_chars": total, "next_offset": end if end < total else None}
-
-
 def _hit_for_model(hit: dict[str, Any], full: bool) -> dict[str, Any]:
     """A hit as the model sees it (``AgentHit``): the citation; with ``full`` the chunk text and the scores too.
     Fields at their defaults (no OCR, not stale) are left out."""
@@ -540,6 +531,8 @@ def _reading_tools(service: _Service) -> list[tuple[Callable[..., Any], str, str
 
         def run(s: SearchService) -> dict[str, Any]:
             text = s.page_text(collection, source, page)
+            from kaynak.search.browse import page_piece
+
             return {"collection": collection, "source": source, "page": page, **page_piece(text, offset, max_chars)}
 
         return _result(call(run, collection, source))

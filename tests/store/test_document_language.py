@@ -12,7 +12,7 @@ from kaynak.quotes import decode
 from kaynak.store import Store
 from kaynak.store.writes import DocumentVersion
 from kaynak.types import Chunk, Collection, Page
-from tests.ingest.test_language import english_doc, turkish_doc
+from testkit.languages import english_doc, turkish_doc
 
 HASH = HashEmbedder()
 

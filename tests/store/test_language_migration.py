@@ -20,8 +20,10 @@ from kaynak.store import Store, migrations
 from kaynak.store.migrations import steps
 from kaynak.store.upgrade import migrate, migration_status
 from kaynak.types import Chunk, Page
-from tests.ingest.test_language import english_doc, turkish_doc
-from tests.store.test_migrations import _analyses, _contents, _copy_as_version_1, new_database  # noqa: F401
+from testkit.languages import english_doc, turkish_doc
+from testkit.migrating import copy_as_version_1 as _copy_as_version_1
+from testkit.migrating import keyword_contents as _contents
+from testkit.migrating import stored_analyses as _analyses
 
 HASH = HashEmbedder()
 TURKISH = [f"tr_{i}.md" for i in range(4)]
@@ -85,7 +87,7 @@ def _languages(url: str) -> list[tuple[Any, ...]]:
 
 
 def test_migration_17_restems_only_the_documents_whose_language_differs_and_resumes(
-    new_database: Callable[[], str],  # noqa: F811
+    new_database: Callable[[], str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fresh, old = new_database(), new_database()

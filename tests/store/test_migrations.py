@@ -7,13 +7,12 @@ import json
 import re
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from kaynak.config import Settings
 from kaynak.embeddings.hashing import HashEmbedder
@@ -25,6 +24,9 @@ from kaynak.store.server import embedded_bin_dir
 from kaynak.store.upgrade import migrate, migration_status
 from kaynak.types import Chunk, Page
 from testkit.floats import assert_close
+from testkit.migrating import copy_as_version_1 as _copy_as_version_1
+from testkit.migrating import keyword_contents as _contents
+from testkit.migrating import stored_analyses as _analyses
 
 SQL_DIR = Path(migrations.__file__).parent / "sql"
 HASH = HashEmbedder()
@@ -65,27 +67,6 @@ DOCS = {
     "pump.md": ["Pump filters clog in winter.\n\nClean the pump filter every month."],
 }
 QUERIES = ["kat malikleri kurulu ne zaman toplanır", "boiler pressure", "pump filter", "yönetici", "aidat"]
-
-
-@pytest.fixture
-def new_database(database_url: str) -> Iterator[Callable[[], str]]:
-    """Empty databases on the session's server, dropped afterwards."""
-    made: list[str] = []
-
-    def make() -> str:
-        name = "mig_" + uuid.uuid4().hex[:10]
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-            made.append(name)
-        url = make_conninfo(database_url, dbname=name)
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        return url
-
-    yield make
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        for name in made:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _sha(path: Path) -> str:
@@ -131,43 +112,6 @@ def _ingest(store: Store, name: str) -> None:
         store.replace_document(col, source, hashlib.sha256(source.encode()).hexdigest(), source, {}, pages, chunks, emb)
 
 
-def _copy_as_version_1(src: str, dst: str) -> None:
-    """``dst`` at schema 1 (the oldest released) holding ``src``'s documents as version 1 wrote them."""
-    with psycopg.connect(src) as a, psycopg.connect(dst, autocommit=True) as b:
-        migrations.apply(b, upto=1)
-        copies = {
-            "collections": "id, name, language, embedder, dim, created_at",
-            "documents": "id, collection_id, source, sha256, title, page_count, chunk_count, metadata, ingested_at",
-            "pages": "document_id, number, text",
-            "chunks": "id, collection_id, document_id, ord, page, section, char_start, char_end, text, language, "
-            "embedding",
-        }
-        for table, columns in copies.items():
-            with (
-                a.cursor().copy(f"COPY (SELECT {columns} FROM {table}) TO STDOUT") as out,
-                b.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as into,
-            ):
-                for block in out:
-                    into.write(block)
-        for cid, dim in b.execute("SELECT id, dim FROM collections").fetchall():  # as create_collection makes it
-            b.execute(
-                f"CREATE INDEX chunks_hnsw_{cid} ON chunks USING hnsw "
-                f"((embedding::vector({dim})) vector_cosine_ops) WHERE collection_id = {cid}"
-            )
-        b.execute("SELECT setval('collections_id_seq', (SELECT max(id) FROM collections))")
-        b.execute("SELECT setval('documents_id_seq', (SELECT max(id) FROM documents))")
-        # version 1's postings: each chunk's own terms, keyed by its text id
-        b.execute(
-            "INSERT INTO postings (collection_id, lexeme, chunk_id, document_id, tf, dl) "
-            "SELECT c.collection_id, u.lexeme, c.id, c.document_id, cardinality(u.positions), "
-            "(SELECT coalesce(sum(cardinality(positions)), 0) FROM unnest(c.tsv)) FROM chunks c, unnest(c.tsv) u"
-        )
-        b.execute(
-            "UPDATE documents d SET token_count = (SELECT coalesce(sum(tf), 0) FROM postings p "
-            "WHERE p.document_id = d.id)"
-        )
-
-
 def _schema(url: str) -> list[str]:
     """``pg_dump --schema-only``, without comments, settings and the dump's random restrict key."""
     out = subprocess.run(
@@ -183,31 +127,6 @@ def _schema(url: str) -> list[str]:
             continue
         keep.append(line.rstrip())
     return keep
-
-
-def _contents(url: str) -> dict[str, Any]:
-    """What the keyword leg reads, exactly: postings, lexeme statistics, collection statistics, token counts."""
-    with psycopg.connect(url) as conn:
-        return {
-            "postings": conn.execute(
-                "SELECT count(*), md5(string_agg(concat_ws(',', collection_id, lexeme, chunk_key, document_id, tf, "
-                "dl), ';' ORDER BY collection_id, lexeme, chunk_key)) FROM postings"
-            ).fetchone(),
-            "lexeme_stats": conn.execute(
-                "SELECT md5(string_agg(concat_ws(',', collection_id, lexeme, df, max_tf, min_dl), ';' "
-                "ORDER BY collection_id, lexeme)) FROM lexeme_stats"
-            ).fetchone(),
-            "collection_stats": conn.execute("SELECT * FROM collection_stats ORDER BY 1").fetchall(),
-            "documents": conn.execute("SELECT id, token_count, language FROM documents ORDER BY id").fetchall(),
-        }
-
-
-def _analyses(url: str) -> list[tuple[str, int, str]]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT d.source, s.ord, s.analysis FROM chunk_sentences s JOIN documents d ON d.id = s.document_id"
-        ).fetchall()
-    return sorted((r[0], r[1], r[2]) for r in rows)
 
 
 def _answers(url: str, collection: str) -> list[list[dict[str, Any]]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kaynak.store import Store
 from kaynak.types import ChunkRecord, Collection, DocumentInfo
@@ -46,3 +47,12 @@ class Browse:
     def document_origin(self, document_id: int) -> tuple[DocumentInfo, str | None]:
         """A document by id, with the path of the file it was ingested from (None if unknown; the web page)."""
         return self.store.document_origin(document_id)
+
+
+def page_piece(text: str, offset: int, max_chars: int | None) -> dict[str, Any]:
+    """``text[offset:offset + max_chars]`` with ``offset``, ``total_chars`` and ``next_offset`` (None at the end):
+    the bounded page read of MCP's ``read_page`` and REST's ``GET …/page``."""
+    total = len(text)
+    start = min(offset, total)
+    end = total if max_chars is None else min(total, start + max_chars)
+    return {"text": text[start:end], "offset": start, "total_chars": total, "next_offset": end if end < total else None}

@@ -60,7 +60,7 @@ def page_get(
     """The text of one page of a document: all of it, or `max_chars` characters from `offset`, with `total_chars`
     and `next_offset` (null when the text reaches the page's end). Formats without pages are split into pages at
     ingest (at headings, or about every 8,000 characters)."""
-    from kaynak.mcp_server import page_piece
+    from kaynak.search.browse import page_piece
 
     text = ctx.search.page_text(name, source, number)
     return {"collection": name, "source": source, "page": number, **page_piece(text, offset, max_chars)}
