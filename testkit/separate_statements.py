@@ -27,13 +27,23 @@ def _analysed(
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
 
+def _positions(store: Store, language: str, text: str) -> set[int]:
+    """Every word position ``language`` gives ``text`` a lexeme at (``simple``: every word's)."""
+    with store._conn() as conn:
+        rows = conn.execute(
+            "SELECT unnest(positions) FROM unnest(to_tsvector(%s::regconfig, tr_lower(%s)))", (language, text)
+        ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
 def query_terms(
     store: Store, language: str, text: str, collection_ids: Sequence[int], limit: int = MAX_QUERY_LEXEMES
 ) -> list[tuple[str, int]]:
     """``query_lexemes`` with, for each lexeme, how many chunks of the collections contain it; where the
     collections' documents are stemmed in other languages too (``documents.keyword_language``), each word's
     lexeme in those languages (and Turkish words as written) when new and occurring, replacing the collection
-    language's lexeme of that word when that one occurs nowhere (docs/adr/0038)."""
+    language's lexeme of that word when that one occurs nowhere, and a function word of any of those stemmings
+    left out (docs/adr/0038)."""
     with store._conn() as conn:
         present = {
             r[0]
@@ -59,6 +69,14 @@ def query_terms(
         ]
     idx0 = STEMMINGS.index(language) + 1
     candidates = [(0, pos, idx0, lexeme, df) for lexeme, pos, df in primary] + extras
+    others = [cfg for cfg in STEMMINGS if cfg != language and cfg in present]
+    if others:  # a mixed collection: a function word of one of its stemmings is left out in every analysis
+        words = _positions(store, "simple", text)
+        function_words = {
+            pos for cfg in [language, *others] if cfg != "simple" for pos in words - _positions(store, cfg, text)
+        }
+        candidates = [c for c in candidates if c[1] not in function_words]
+        extras = [e for e in extras if e[1] not in function_words]
     kept: list[tuple[int, str, int]] = []
     for extra, pos, idx, lexeme, df in candidates:
         if extra == 0:

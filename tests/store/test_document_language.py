@@ -90,3 +90,16 @@ def test_a_query_is_analysed_in_each_language_present_and_only_then(store: Store
     finally:
         store.delete_collection(en.name)
         store.delete_collection(mixed.name)
+
+
+def test_a_mixed_collection_leaves_out_the_function_words_of_each_of_its_languages(store: Store) -> None:
+    mixed = store.create_collection("dl_" + uuid.uuid4().hex[:8], "english", "hash", HASH.dim)
+    try:  # a Turkish page holding English UI strings: Turkish stems 'the' and 'to', English drops them
+        turkish = turkish_doc(1) + "Menü: Go to the start page.\n"
+        store.replace_document_set(mixed, "b", [_version("b#1", english_doc(1)), _version("b#2", turkish)])
+        _, terms, _ = store.plan_facts([mixed.name], "how to find the bridges ve mahkeme")
+        lexemes = dict(terms["english"])
+        assert "bridg" in lexemes and lexemes["mahkeme"] == 1
+        assert not {"how", "to", "the", "ve"} & set(lexemes)  # English's and Turkish's function words
+    finally:
+        store.delete_collection(mixed.name)

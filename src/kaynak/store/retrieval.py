@@ -514,6 +514,9 @@ class RetrievalMixin(StoreBase):
         folder) has the query analysed in each of them as well: another language's lexeme of a word follows the
         collection language's when it is new and occurs in the collections (document frequency above 0), and
         then replaces the collection language's lexeme of that word (same position) if that one occurs nowhere.
+        In such a collection a word that one of its stemmings drops as a function word (English *the*, *is*;
+        Turkish *ve*, *için*) is left out in every analysis: Turkish would otherwise keep an English question's
+        *the* and *to*, which match the English strings of Turkish pages (docs/adr/0038, docqa).
         A collection of one language plans exactly as before, and the keyword leg ranks all of a collection's
         postings in one BM25 with the collection's own statistics (docs/adr/0038)."""
         with self._conn() as conn:
@@ -539,6 +542,15 @@ class RetrievalMixin(StoreBase):
                         SELECT 1 FROM documents d WHERE d.collection_id = ANY(g.ids)
                         AND d.keyword_language = 'turkish'::regconfig))
                 ),
+                function_words AS (  -- a mixed group's words that one of its stemmings drops as a function word
+                    SELECT DISTINCT a.language, w.pos FROM analyses a  -- (English the/is/to, Turkish ve/için/ne)
+                    CROSS JOIN LATERAL (SELECT DISTINCT unnest(v.positions)::int AS pos
+                                        FROM unnest(to_tsvector('simple', tr_lower(%(text)s::text))) v) w
+                    WHERE a.extra <= 1 AND a.cfg <> 'simple'::regconfig
+                      AND EXISTS (SELECT 1 FROM analyses m WHERE m.language = a.language AND m.extra = 1)
+                      AND NOT EXISTS (SELECT 1 FROM unnest(to_tsvector(a.cfg, tr_lower(%(text)s::text))) s
+                                      WHERE w.pos = ANY(s.positions))
+                ),
                 lexemes AS (
                     SELECT a.language, a.extra, a.cfg, array_position(%(stemmings)s::regconfig[], a.cfg) AS idx,
                            u.lexeme, u.pos,
@@ -548,7 +560,8 @@ class RetrievalMixin(StoreBase):
                          LATERAL (SELECT v.lexeme, v.positions[1] AS pos
                                   FROM unnest(to_tsvector(a.cfg, tr_lower(%(text)s::text))) v
                                   ORDER BY v.positions[1] LIMIT %(limit)s) u
-                    WHERE %(text)s::text IS NOT NULL
+                    WHERE %(text)s::text IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM function_words f WHERE f.language = a.language AND f.pos = u.pos)
                 ),
                 terms AS (  -- per word: another analysis's lexeme where it is new and occurs (docs/adr/0038)
                     SELECT language, lexeme, (extra * 100000 + pos) * 4 + idx AS pos, df FROM lexemes l
