@@ -445,3 +445,14 @@ def test_page_image_endpoint(client: TestClient, ctx: Context, samples: tuple[st
     r = client.get(f"/v1/documents/{md}/pages/1/image")
     assert r.status_code == 400 and "not a PDF" in r.json()["detail"]
     assert client.get("/v1/documents/999999999/pages/1/image").status_code == 404
+
+
+def test_every_string_the_script_uses_exists_in_both_languages() -> None:
+    """``T.key`` and ``fmt('key', …)`` in app.js name keys of the strings table (a missing one shows its raw key
+    to a person); keys built from a prefix (``'file_' + kind``) are checked by their own tests."""
+    script = (REPO / "src" / "kaynak" / "web" / "static" / "app.js").read_text(encoding="utf-8")
+    formatted = " ".join(re.findall(r"fmt\([^,)]*", script))
+    used = set(re.findall(r"\bT\.(\w+)", script)) | set(re.findall(r"'(\w+)'", formatted))
+    used = {k for k in used if not k.endswith("_")}
+    for lang in ("tr", "en"):
+        assert not used - set(STRINGS[lang]), (lang, sorted(used - set(STRINGS[lang])))
