@@ -57,6 +57,7 @@ _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.
 _TAG_TOKEN_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>|<!--.*?-->", re.S)
 _RAW_TEXT_RE = re.compile(r"<(script|style|textarea|title|xmp)\b.*?</\1\s*>", re.S | re.I)
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_BODY_START_RE = re.compile(rb"<body[\s>]", re.I)
 _XML_DECL_RE = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
 _SPACES_RE = re.compile(r"[ \t\r\n\f\u00a0]+")
 
@@ -69,8 +70,12 @@ _ENCODING_ALIASES = {
 
 
 def declared_charset(data: bytes) -> str | None:
-    """The charset the document declares in its first 4 KB, as a Python codec name, if Python knows it."""
-    head = data[:4096]
+    """The charset the document declares before its body (within its first 64 KB: a long script may come first),
+    as a Python codec name, if Python knows it."""
+    head = data[:65536]
+    body = _BODY_START_RE.search(head)
+    if body:
+        head = head[: body.start()]
     m = _XML_DECL_RE.search(head) or _META_CHARSET_RE.search(head)
     if not m:
         return None
