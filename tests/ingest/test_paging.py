@@ -60,6 +60,9 @@ def test_only_long_single_pages_of_unpaged_formats_split() -> None:
     assert paginate(pdf, "scan.PDF") is pdf  # a PDF's page is the file's own
     paged = LoadedDocument("t", [Page(1, long), Page(2, long)])
     assert paginate(paged, "slides.pptx") is paged  # documents with pages keep them
+    for name in ("one-sheet.xlsx", "legacy.xls", "sheet.ods", "data.csv", "one-slide.pptx", "deck.odp", "book.epub"):
+        one = LoadedDocument("t", [Page(1, long)])
+        assert paginate(one, name) is one, name  # a sheet, a slide, a chapter is the page, even alone
     for name in ("a.md", "b.html", "c.txt", "d.docx"):
         assert len(paginate(LoadedDocument("t", [Page(1, long)]), name).pages) > 1, name
     mailbox = LoadedDocument("box", [Page(1, "")], parts=[("#1", LoadedDocument("m", [Page(1, long)]))])

@@ -29,8 +29,13 @@ from kaynak.types import LoadedDocument, Page, Section
 
 #: Longest page made by splitting (about 2,000 tokens: a page an agent reads in one or two calls).
 PAGE_CHARS = 8000
-#: Formats whose pages are the file's own: never split.
-PAGED_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp", ".pnm"})
+#: Formats whose pages are the file's own (a PDF page, a scan, a sheet, a slide, a chapter): never split, even when
+#: there is only one (a one-sheet workbook's page is its sheet, as the README's formats table says).
+PAGED_SUFFIXES = frozenset(
+    {".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp", ".pnm"}
+    | {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".ods", ".ots", ".fods", ".csv", ".tsv"}
+    | {".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".ppt", ".odp", ".otp", ".fodp", ".epub"}
+)
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
