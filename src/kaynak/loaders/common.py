@@ -149,6 +149,26 @@ class PagedBuilder:
         return [Page(number=i + 1, text=text, sections=sections) for i, (text, sections) in enumerate(done)]
 
 
+def finish_slide(builder: PagedBuilder, number: int, notes: list[str], tail: list[str] | None) -> Page:
+    """A slide's page (PPTX and ODP alike): its speaker notes after ``Notes:``, its header and footer lines under
+    "Headers and footers", and a section named by a long first line cut at a word (80 characters; the line itself
+    stays whole in the text)."""
+    if any(t.strip() for t in notes):
+        builder.block("Notes:")
+        for t in notes:
+            builder.block(t, sep="\n")
+    if tail:
+        builder.heading(1, "Headers and footers")
+        for t in tail:
+            builder.block(t, sep="\n")
+    (page,) = builder.pages()
+    sections = [
+        Section(s.start, s.end, s.path if len(s.path) <= 100 else s.path[:80].rsplit(" ", 1)[0] + "…")
+        for s in page.sections
+    ]
+    return Page(number=number, text=page.text, sections=sections)
+
+
 def json_safe(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
     """A JSON-serialisable copy of ``value`` (dates → ISO strings, bytes → text, others → str).
 

@@ -40,9 +40,17 @@ from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
 from kaynak.errors import CorruptFile, EncryptedFile
-from kaynak.types import LoadedDocument, Page, Section
+from kaynak.types import LoadedDocument, Page
 
-from .common import PagedBuilder, collapse_whitespace, first_line_title, json_safe, meaningful_title, stem_title
+from .common import (
+    PagedBuilder,
+    collapse_whitespace,
+    finish_slide,
+    first_line_title,
+    json_safe,
+    meaningful_title,
+    stem_title,
+)
 from .sheets import MAX_CELLS, SheetText, pages_of
 from .xmlsafe import OLE_MAGIC, has_member, is_encrypted_ooxml, open_zip, parse_xml, parse_xml_bytes, read_member
 
@@ -800,28 +808,7 @@ def _slide_page(
                         text = rest[1] if len(rest) > 1 else ""
                 builder.block(text, sep="\n")
     notes = slide.find(PRES + "notes")
-    if notes is not None:
-        texts = _notes_texts(notes)
-        if any(t.strip() for t in texts):
-            builder.block("Notes:")
-            for note_text in texts:
-                builder.block(note_text, sep="\n")
-    if tail:
-        builder.heading(1, "Headers and footers")
-        for text in tail:
-            builder.block(text, sep="\n")
-    (page,) = builder.pages()
-    return Page(number=number, text=page.text, sections=_short_sections(page.sections))
-
-
-def _short_sections(sections: list[Section]) -> list[Section]:
-    """A slide named by a long first line of text: the line stays whole in the text, its section is cut at a word
-    (80 characters)."""
-    out = []
-    for s in sections:
-        path = s.path if len(s.path) <= 100 else s.path[:80].rsplit(" ", 1)[0] + "…"
-        out.append(Section(s.start, s.end, path))
-    return out
+    return finish_slide(builder, number, _notes_texts(notes) if notes is not None else [], tail)
 
 
 _REPEATED_CLASSES = frozenset({"footer", "header"})

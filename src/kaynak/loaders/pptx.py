@@ -23,9 +23,9 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from kaynak.errors import CorruptFile, LoaderError
-from kaynak.types import LoadedDocument, Page, Section
+from kaynak.types import LoadedDocument, Page
 
-from .common import PagedBuilder, collapse_whitespace, json_safe, meaningful_title, stem_title
+from .common import PagedBuilder, collapse_whitespace, finish_slide, json_safe, meaningful_title, stem_title
 from .xmlsafe import has_member, open_zip, parse_xml, read_member
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -304,27 +304,7 @@ def _slide_page(
             builder.block(para, sep="\n")
     for line in extra:
         builder.block(line, sep="\n")
-    texts = _notes_texts(notes) if notes is not None else []
-    if any(t.strip() for t in texts):
-        builder.block("Notes:")
-        for t in texts:
-            builder.block(t, sep="\n")
-    if tail:
-        builder.heading(1, "Headers and footers")
-        for t in tail:
-            builder.block(t, sep="\n")
-    (page,) = builder.pages()
-    return Page(number=number, text=page.text, sections=_short_sections(page.sections))
-
-
-def _short_sections(sections: list[Section]) -> list[Section]:
-    """A slide named by a long first line of text: the line stays whole in the text, its section is cut at a word
-    (80 characters)."""
-    out = []
-    for s in sections:
-        path = s.path if len(s.path) <= 100 else s.path[:80].rsplit(" ", 1)[0] + "…"
-        out.append(Section(s.start, s.end, path))
-    return out
+    return finish_slide(builder, number, _notes_texts(notes) if notes is not None else [], tail)
 
 
 _MAX_EMBEDDED = 20  # embedded documents read per deck
