@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,18 +116,25 @@ class _Styles:
             self._linked[key] = self._find_numbering(style_id)
         return self._linked[key]
 
-    def _find_numbering(self, style_id: str) -> tuple[str, int | None] | None:
+    def _chain(self, style_id: str) -> Iterator[Any]:
+        """The style named ``style_id`` and its base styles, nearest first (a loop in the chain ends it)."""
         try:
             styles = self._doc.styles
         except Exception:
-            return None
+            return
         seen: set[str] = set()
         current: str | None = style_id
         while current and current not in seen:
             seen.add(current)
             style = next((s for s in styles if getattr(s, "style_id", None) == current), None)
             if style is None:
-                return None
+                return
+            yield style
+            base = style.base_style
+            current = base.style_id if base is not None else None
+
+    def _find_numbering(self, style_id: str) -> tuple[str, int | None] | None:
+        for style in self._chain(style_id):
             ppr = style.element.find(_PPR)
             numpr = ppr.find(_W + "numPr") if ppr is not None else None
             if numpr is not None:
@@ -134,22 +142,10 @@ class _Styles:
                 level = _val(numpr, "ilvl")
                 if num_id is not None:
                     return num_id, (_int(level, 0) if level is not None else None)
-            base = style.base_style
-            current = base.style_id if base is not None else None
         return None
 
     def _compute(self, style_id: str) -> int | None:
-        try:
-            styles = self._doc.styles
-        except Exception:
-            return None
-        seen: set[str] = set()
-        current: str | None = style_id
-        while current and current not in seen:
-            seen.add(current)
-            style = next((s for s in styles if getattr(s, "style_id", None) == current), None)
-            if style is None:
-                return None
+        for style in self._chain(style_id):
             name = (style.name or "").strip()
             if name.lower() == "title":
                 return 0
@@ -162,8 +158,6 @@ class _Styles:
                 if outline is not None and (outline.get(_VAL) or "").isdigit():
                     lvl = int(outline.get(_VAL))
                     return lvl + 1 if lvl < 9 else None
-            base = style.base_style
-            current = base.style_id if base is not None else None
         return None
 
 
